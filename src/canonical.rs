@@ -1,0 +1,279 @@
+//! Building the canonical run from what was extracted: figures by canonical name and unit, the
+//! variant's corrections, and the tool's semantics (how ITL was timed, where token counts came from).
+
+use crate::definition::{Definition, Target, Variant};
+use crate::extract::{Assignment, Extracted};
+use crate::report::{Figure, Figures, Format, ItlPer, Note, Run, Semantics, Source, Stat, Truncation};
+use crate::value::Read;
+use crate::vocabulary::Kind;
+
+/// Where a run came from, for [`assemble`].
+pub struct Origin<'a> {
+    pub definition: &'a Definition,
+    pub variant: Option<&'a Variant>,
+    pub input: &'a str,
+    pub block: usize,
+    pub first_line: Option<usize>,
+    pub last_line: Option<usize>,
+    pub truncated: Option<Truncation>,
+    pub format: Format,
+}
+
+/// Assemble a run (without derived figures and checks, which later stages add).
+pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
+    let Extracted { rows, assignments, mut notes, .. } = extracted;
+    let mut run = Run {
+        source: Source {
+            parser: origin.definition.id.clone(),
+            tool: origin.definition.tool.clone(),
+            format: origin.format,
+            variant: origin.variant.map(|v| v.id.clone()),
+            input: origin.input.to_string(),
+            block: origin.block,
+            first_line: origin.first_line,
+            last_line: origin.last_line,
+            truncated: origin.truncated,
+            semantics: Semantics::default(),
+        },
+        workload: Figures::default(),
+        totals: Figures::default(),
+        reported: Figures::default(),
+        derived: Default::default(),
+        checks: Vec::new(),
+        verdict: crate::report::Verdict::Accepted,
+        notes: Vec::new(),
+        rows,
+    };
+
+    // Lines before the banner first, so that the block's own rows win over them.
+    let (context, block): (Vec<_>, Vec<_>) = assignments.into_iter().partition(|a| a.from_context);
+    let mut set_from_context: Vec<String> = Vec::new();
+    for a in &context {
+        if apply(&mut run, a, &mut notes, true) {
+            set_from_context.push(a.target.path());
+        }
+    }
+    for a in &block {
+        let path = a.target.path();
+        if let Some(i) = set_from_context.iter().position(|p| *p == path) {
+            // The block restates a preamble line: the block wins, silently when they agree.
+            set_from_context.remove(i);
+            clear(&mut run, &a.target);
+        }
+        apply(&mut run, a, &mut notes, false);
+    }
+
+    if let Some(v) = origin.variant {
+        for (a, b) in &v.swap {
+            swap(&mut run, a, b, &mut notes);
+        }
+        if let Some(n) = &v.note {
+            notes.push(Note { code: format!("variant-{}", v.id), message: n.clone(), line: origin.first_line });
+        }
+    } else if origin.format == Format::Stdout {
+        notes.push(Note {
+            code: "variant-unknown".into(),
+            message: format!("the block matched no known variant of {}; rows were read by label", origin.definition.tool),
+            line: origin.first_line,
+        });
+    }
+
+    if let Some(n) = &origin.definition.note {
+        notes.push(Note { code: "parser-note".into(), message: n.clone(), line: origin.first_line });
+    }
+    run.source.semantics = semantics(origin.definition, origin.variant, &run);
+    if run.reported.get("itl_ms").is_some() {
+        if let Some(per) = run.source.semantics.itl {
+            run.reported.set("itl_per", "reported.itl_per", Figure::Text(per.as_str().into()));
+        }
+    }
+    run.notes = notes;
+    run
+}
+
+fn group<'r>(run: &'r mut Run, path: &str) -> (&'r mut Figures, usize) {
+    let (g, len) = if path.starts_with("workload.") {
+        (&mut run.workload, "workload.".len())
+    } else if path.starts_with("totals.") {
+        (&mut run.totals, "totals.".len())
+    } else {
+        (&mut run.reported, "reported.".len())
+    };
+    (g, len)
+}
+
+/// Put one value in place. Returns whether a value was set.
+fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: bool) -> bool {
+    let field = a.target.field;
+    let factor = a.unit.and_then(|u| u.factor_to(field.unit)).unwrap_or(1.0);
+    let figure = match &a.value {
+        Read::Count(c) if field.kind == Kind::Count => Figure::Count(*c),
+        Read::Count(c) => Figure::Number(scaled(*c as f64, factor)),
+        Read::Number(n) if field.kind == Kind::Count => match (n.fract() == 0.0 && *n >= 0.0).then_some(*n as u64) {
+            Some(c) => Figure::Count(c),
+            None => return false,
+        },
+        Read::Number(n) => Figure::Number(scaled(*n, factor)),
+        Read::Text(t) => Figure::Text(t.clone()),
+        Read::Absent(_) | Read::Unreadable(_) => return false,
+    };
+    let full = field.path;
+    let (g, skip) = group(run, full);
+    let rel = &full[skip..];
+    let path = a.target.path();
+    match (a.target.stat, field.kind, figure) {
+        (Some(key), _, fig) => {
+            let v = fig.as_f64().expect("numeric");
+            let slot = g.slot(rel, full, || Figure::Stat(Stat::default()));
+            if let Figure::Stat(st) = slot {
+                if let Some(old) = st.get(key) {
+                    if old != v {
+                        notes.push(conflict(&path, old, v, a.line));
+                    }
+                    return false;
+                }
+                st.set(key, v);
+            }
+        }
+        (None, Kind::List, fig) => {
+            let v = fig.as_f64().expect("numeric");
+            let i = a.index.unwrap_or(0);
+            let slot = g.slot(rel, full, || Figure::List(Vec::new()));
+            if let Figure::List(list) = slot {
+                if list.len() <= i {
+                    list.resize(i + 1, None);
+                }
+                if let Some(old) = list[i] {
+                    if old != v {
+                        notes.push(conflict(&format!("{path}[{i}]"), old, v, a.line));
+                    }
+                    return false;
+                }
+                list[i] = Some(v);
+            }
+        }
+        (None, _, fig) => {
+            if let Some(old) = g.get(rel) {
+                if *old != fig && !from_context {
+                    let (o, n) = (old.as_f64().unwrap_or(f64::NAN), fig.as_f64().unwrap_or(f64::NAN));
+                    notes.push(conflict(&path, o, n, a.line));
+                }
+                return false;
+            }
+            g.set(rel, full, fig);
+        }
+    }
+    true
+}
+
+/// A printed value in another unit, without binary noise (`5.42 s` is `5420 ms`, not `5420.000000000001`).
+fn scaled(x: f64, factor: f64) -> f64 {
+    if factor == 1.0 {
+        return x;
+    }
+    format!("{:.12e}", x * factor).parse().unwrap_or(x * factor)
+}
+
+fn clear(run: &mut Run, t: &Target) {
+    let full = t.field.path;
+    let (g, skip) = group(run, full);
+    let rel = &full[skip..];
+    match t.stat {
+        Some(_) => {} // stats from a preamble do not occur
+        None => {
+            if !rel.contains('.') {
+                g.remove(rel);
+            }
+        }
+    }
+}
+
+fn conflict(path: &str, old: f64, new: f64, line: usize) -> Note {
+    Note {
+        code: "conflicting-value".into(),
+        message: format!("{path}: printed twice with different values ({old} and {new}); the first is kept"),
+        line: Some(line),
+    }
+}
+
+fn swap(run: &mut Run, a: &Target, b: &Target, notes: &mut Vec<Note>) {
+    let get = |run: &Run, t: &Target| -> Option<f64> {
+        let g = match t.field.path.split('.').next() {
+            Some("workload") => &run.workload,
+            Some("totals") => &run.totals,
+            _ => &run.reported,
+        };
+        let rel = t.field.path.split_once('.').map_or("", |x| x.1);
+        match (g.get(rel)?, t.stat) {
+            (Figure::Stat(s), Some(k)) => s.get(k),
+            (f, None) => f.as_f64(),
+            _ => None,
+        }
+    };
+    let (Some(va), Some(vb)) = (get(run, a), get(run, b)) else { return };
+    let mut set = |t: &Target, v: f64| {
+        let full = t.field.path;
+        let (g, skip) = group(run, full);
+        let rel = &full[skip..];
+        match (g.slot(rel, full, || Figure::Stat(Stat::default())), t.stat) {
+            (Figure::Stat(s), Some(k)) => {
+                s.set(k, v);
+            }
+            (f, None) => *f = Figure::Number(v),
+            _ => {}
+        }
+    };
+    set(a, vb);
+    set(b, va);
+    notes.push(Note {
+        code: "corrected-swap".into(),
+        message: format!("{} and {} were printed under each other's label; swapped back ({} <-> {})", a.path(), b.path(), va, vb),
+        line: None,
+    });
+}
+
+/// The tool's semantics for this run: definition defaults, the variant's overrides, then the first
+/// ITL rule that fits the run's backend, variant and figures.
+fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantics {
+    let base = &def.semantics;
+    let mut s = Semantics {
+        itl: base.itl,
+        itl_why: base.itl_why.clone(),
+        output_tokens: base.output_tokens,
+        e2e_end: base.e2e_end,
+    };
+    if let Some(v) = variant {
+        if v.output_tokens.is_some() {
+            s.output_tokens = v.output_tokens;
+        }
+        if v.e2e_end.is_some() {
+            s.e2e_end = v.e2e_end;
+        }
+        if v.itl.is_some() {
+            s.itl = v.itl;
+        }
+    }
+    let backend = run.workload.text("backend");
+    let variant_id = variant.map(|v| v.id.as_str());
+    for rule in &base.itl_rules {
+        let backend_ok = rule.backends.is_empty() || backend.is_some_and(|b| rule.backends.iter().any(|x| x == b));
+        let variant_ok = rule.variants.is_empty() || variant_id.is_some_and(|v| rule.variants.iter().any(|x| x == v));
+        let present_ok = rule.when_present.is_none_or(|p| {
+            let rel = p.split_once('.').map_or(p, |x| x.1);
+            match p.split('.').next() {
+                Some("workload") => run.workload.get(rel).is_some(),
+                Some("totals") => run.totals.get(rel).is_some(),
+                _ => run.reported.get(rel).is_some(),
+            }
+        });
+        if backend_ok && variant_ok && present_ok {
+            s.itl = Some(rule.itl);
+            s.itl_why = Some(rule.itl_why.clone());
+            break;
+        }
+    }
+    if s.itl == Some(ItlPer::Token) && s.itl_why.is_none() {
+        s.itl_why = Some("the tool splits chunk gaps per token".into());
+    }
+    s
+}

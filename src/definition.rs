@@ -1,0 +1,727 @@
+//! Parser definitions: one TOML file per tool output format, under `parsers/`.
+//!
+//! A definition says how to find a result in the input (banner, closing line, section headers),
+//! which label feeds which canonical figure (with aliases, sections and occurrences), how to tell
+//! the tool's version variants apart, and what the tool's numbers mean (ITL per chunk or per
+//! token, where output token counts come from). The engine knows none of this by itself: a new
+//! label variant is a change to a definition, not to Rust code.
+//!
+//! The built-in definitions are compiled into the binary (`build.rs`); `--parsers DIR` adds or
+//! overrides definitions at run time.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, line_col};
+use crate::lex::normalize_label;
+use crate::report::{E2eEnd, Format, ItlPer, StatKey, TokenCount};
+use crate::vocabulary::{self, FieldDef, Kind, Unit};
+
+include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
+
+/// All definitions in use, built-ins first, overrides replacing by id.
+#[derive(Debug)]
+pub struct Definitions {
+    list: Vec<Definition>,
+}
+
+/// One tool output format.
+#[derive(Debug)]
+pub struct Definition {
+    pub id: String,
+    pub tool: String,
+    pub format: Format,
+    pub description: String,
+    /// Said on every run this definition reads (what the tool's output is, and is not).
+    pub note: Option<String>,
+    /// Where the definition came from: `built-in parsers/x.toml` or a path.
+    pub origin: String,
+    pub block: Option<BlockSpec>,
+    pub semantics: SemanticsSpec,
+    pub variants: Vec<Variant>,
+    pub context: Vec<RowSpec>,
+    pub rows: Vec<RowSpec>,
+}
+
+/// How a text block is found and divided.
+#[derive(Debug)]
+pub struct BlockSpec {
+    /// Searched anywhere in the line, so a pasted `` ```===== Serving... `` still opens a block.
+    pub banner: Regex,
+    /// The banner line is itself the first row (formats without a banner).
+    pub banner_is_row: bool,
+    /// Matched against the trimmed line.
+    pub end: Option<Regex>,
+    /// The block ends after the row with this label.
+    pub end_after_label: Option<String>,
+    /// A section header; capture group `name` (absent or empty: a plain rule).
+    pub section: Option<Regex>,
+    /// Lines inside a block that are known noise (log lines of other processes).
+    pub noise: Vec<Regex>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SemanticsSpec {
+    pub itl: Option<ItlPer>,
+    pub itl_why: Option<String>,
+    pub output_tokens: Option<TokenCount>,
+    pub e2e_end: Option<E2eEnd>,
+    pub itl_rules: Vec<ItlRule>,
+}
+
+/// ITL timing for some backends and variants.
+#[derive(Debug, Clone)]
+pub struct ItlRule {
+    pub backends: Vec<String>,
+    pub variants: Vec<String>,
+    /// The rule applies only when this canonical figure is present.
+    pub when_present: Option<&'static str>,
+    pub itl: ItlPer,
+    pub itl_why: String,
+}
+
+/// One version variant of a tool's output, recognized by what its block contains.
+#[derive(Debug)]
+pub struct Variant {
+    pub id: String,
+    pub description: String,
+    pub has: Vec<String>,
+    pub has_any: Vec<String>,
+    pub lacks: Vec<String>,
+    pub has_section: Vec<String>,
+    pub lacks_section: Vec<String>,
+    pub banner_width: Option<usize>,
+    pub context_has: Vec<String>,
+    pub context_lacks: Vec<String>,
+    pub output_tokens: Option<TokenCount>,
+    pub e2e_end: Option<E2eEnd>,
+    pub itl: Option<ItlPer>,
+    /// Pairs of figures this variant printed under each other's label.
+    pub swap: Vec<(Target, Target)>,
+    pub note: Option<String>,
+}
+
+/// What a block shows, for telling variants apart.
+pub struct Evidence<'a> {
+    pub labels: &'a [String],
+    pub sections: &'a [String],
+    pub banner_width: usize,
+    pub context_labels: &'a [String],
+}
+
+impl Variant {
+    pub fn matches(&self, ev: &Evidence) -> bool {
+        let has = |l: &String| ev.labels.contains(l);
+        let has_sec = |s: &String| ev.sections.contains(s);
+        let ctx = |l: &String| ev.context_labels.contains(l);
+        self.has.iter().all(has)
+            && (self.has_any.is_empty() || self.has_any.iter().any(has))
+            && !self.lacks.iter().any(has)
+            && self.has_section.iter().all(has_sec)
+            && !self.lacks_section.iter().any(has_sec)
+            && self.banner_width.is_none_or(|w| w == ev.banner_width)
+            && self.context_has.iter().all(ctx)
+            && !self.context_lacks.iter().any(ctx)
+    }
+}
+
+/// A canonical figure a row feeds: a path of the vocabulary, and for a stat block, which
+/// statistic (fixed here, or read from the label's `{stat}`).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub field: &'static FieldDef,
+    pub stat: Option<StatKey>,
+}
+
+impl PartialEq for Target {
+    fn eq(&self, other: &Target) -> bool {
+        self.field.path == other.field.path && self.stat == other.stat
+    }
+}
+
+impl Target {
+    pub fn path(&self) -> String {
+        match self.stat {
+            Some(k) => format!("{}.{k}", self.field.path),
+            None => self.field.path.to_string(),
+        }
+    }
+}
+
+/// A label with at most one placeholder.
+#[derive(Debug, Clone)]
+pub struct LabelPattern {
+    prefix: String,
+    hole: Option<Hole>,
+    suffix: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hole {
+    /// `{stat}`: Mean, Median, P99, P99.9, Max, Min, Std
+    Stat,
+    /// `{index}`: a whole number
+    Index,
+    /// `{text}`: anything
+    Text,
+}
+
+/// What a placeholder matched.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Captured {
+    pub stat: Option<StatKey>,
+    pub index: Option<usize>,
+}
+
+impl LabelPattern {
+    fn parse(template: &str) -> Result<LabelPattern, String> {
+        let t = normalize_label(template);
+        let Some(open) = t.find('{') else {
+            return Ok(LabelPattern { prefix: t, hole: None, suffix: String::new() });
+        };
+        let close = t[open..].find('}').ok_or("a '{' without '}'")? + open;
+        let hole = match &t[open + 1..close] {
+            "stat" => Hole::Stat,
+            "index" => Hole::Index,
+            "text" => Hole::Text,
+            other => return Err(format!("unknown placeholder {{{other}}} (known: {{stat}}, {{index}}, {{text}})")),
+        };
+        let suffix = t[close + 1..].to_string();
+        if suffix.contains('{') {
+            return Err("at most one placeholder per label".into());
+        }
+        Ok(LabelPattern { prefix: t[..open].to_string(), hole: Some(hole), suffix })
+    }
+
+    /// Match a normalized label.
+    pub fn matches(&self, label: &str) -> Option<Captured> {
+        let Some(hole) = self.hole else {
+            return (label == self.prefix).then(Captured::default);
+        };
+        let middle = label.strip_prefix(&self.prefix)?.strip_suffix(&self.suffix)?;
+        match hole {
+            Hole::Stat => Some(Captured { stat: Some(StatKey::parse(middle).filter(|_| !middle.is_empty())?), index: None }),
+            Hole::Index => Some(Captured { stat: None, index: Some(middle.parse().ok()?) }),
+            Hole::Text => Some(Captured::default()),
+        }
+    }
+
+    pub fn hole(&self) -> Option<Hole> {
+        self.hole
+    }
+}
+
+/// Which rows a spec reads, and where their values go.
+#[derive(Debug)]
+pub struct RowSpec {
+    pub labels: Vec<LabelPattern>,
+    /// The label as written in the definition (for listings).
+    pub label: String,
+    /// Section headers the row may stand under; `None`: above the first header.
+    pub sections: Option<Vec<String>>,
+    /// `None`: a known row that feeds no figure (a heading).
+    pub target: Option<Target>,
+    /// Unit the tool prints the value in, when it differs from the figure's.
+    pub unit: Option<Unit>,
+    /// 1-based: only the n-th row with this label in its section.
+    pub occurrence: Option<usize>,
+    /// What the format prints after the value (`s`, `\(Poisson process\)`), anchored.
+    pub suffix: Option<Regex>,
+    /// For `a/b` values: where `b` goes.
+    pub total: Option<Target>,
+}
+
+impl RowSpec {
+    /// Does this spec read a row with this (normalized) label?
+    pub fn matches_label(&self, label: &str) -> Option<Captured> {
+        self.labels.iter().find_map(|p| p.matches(label))
+    }
+
+    pub fn matches_section(&self, section: Option<&str>, sectionless_block: bool) -> bool {
+        match (&self.sections, section) {
+            (None, None) => true,
+            (None, Some(_)) => false,
+            (Some(list), Some(s)) => list.iter().any(|x| x == s),
+            // A block pasted without its section headers: rows are matched by label alone.
+            (Some(_), None) => sectionless_block,
+        }
+    }
+}
+
+impl Definition {
+    /// The spec for a row, by section, label and occurrence.
+    pub fn row_spec(
+        &self,
+        section: Option<&str>,
+        label: &str,
+        occurrence: usize,
+        sectionless_block: bool,
+    ) -> Option<(&RowSpec, Captured)> {
+        self.rows.iter().find_map(|spec| {
+            if !spec.matches_section(section, sectionless_block) {
+                return None;
+            }
+            if spec.occurrence.is_some_and(|n| n != occurrence) {
+                return None;
+            }
+            spec.matches_label(label).map(|c| (spec, c))
+        })
+    }
+
+    /// Does any row spec read this label (in any section)? Used to tell tools apart.
+    pub fn knows_label(&self, label: &str) -> bool {
+        self.rows.iter().any(|s| s.matches_label(label).is_some())
+    }
+
+    pub fn context_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
+        self.context.iter().find_map(|s| s.matches_label(label).map(|c| (s, c)))
+    }
+
+    pub fn variant(&self, id: &str) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.id == id)
+    }
+}
+
+impl Definitions {
+    /// The built-in definitions (compiled in from `parsers/`), parsed once per process.
+    pub fn builtin() -> &'static Definitions {
+        static BUILTIN: OnceLock<Definitions> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            let mut list = Vec::new();
+            for (name, text) in BUILTIN_PARSERS {
+                // A broken built-in definition is a bug caught by the test suite.
+                list.push(parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")));
+            }
+            Definitions { list }
+        })
+    }
+
+    /// The built-ins plus every `*.toml` in `dir`; a definition with the id of a built-in
+    /// replaces it.
+    pub fn with_dir(dir: &Path) -> Result<Definitions, Error> {
+        let mut list: Vec<Definition> = Vec::new();
+        for (name, text) in BUILTIN_PARSERS {
+            list.push(parse(text, &format!("parsers/{name}"))?);
+        }
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("--parsers {}: {e}", dir.display())))?;
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+            let def = parse(&text, &name)?;
+            match list.iter().position(|d| d.id == def.id) {
+                Some(i) => list[i] = def,
+                None => list.push(def),
+            }
+        }
+        Ok(Definitions { list })
+    }
+
+    pub fn from_list(list: Vec<Definition>) -> Definitions {
+        Definitions { list }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Definition> {
+        self.list.iter()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Definition> {
+        self.list.iter().find(|d| d.id == id)
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The TOML shape. `deny_unknown_fields` everywhere: a misspelt key is an error, not a silent no-op.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefinition {
+    id: Spanned<String>,
+    tool: String,
+    format: Spanned<String>,
+    description: String,
+    note: Option<String>,
+    block: Option<RawBlock>,
+    #[serde(default)]
+    semantics: RawSemantics,
+    #[serde(default)]
+    variant: Vec<RawVariant>,
+    #[serde(default)]
+    context: Vec<RawRow>,
+    #[serde(default)]
+    row: Vec<RawRow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBlock {
+    banner: Spanned<String>,
+    #[serde(default)]
+    banner_is_row: bool,
+    end: Option<Spanned<String>>,
+    end_after_label: Option<String>,
+    section: Option<Spanned<String>>,
+    #[serde(default)]
+    noise: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSemantics {
+    itl: Option<ItlWord>,
+    itl_why: Option<String>,
+    output_tokens: Option<TokenCount>,
+    e2e_end: Option<E2eEnd>,
+    #[serde(default)]
+    itl_rule: Vec<RawItlRule>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+enum ItlWord {
+    Chunk,
+    Token,
+}
+
+impl From<ItlWord> for ItlPer {
+    fn from(w: ItlWord) -> ItlPer {
+        match w {
+            ItlWord::Chunk => ItlPer::Chunk,
+            ItlWord::Token => ItlPer::Token,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawItlRule {
+    #[serde(default)]
+    backends: Vec<String>,
+    #[serde(default)]
+    variants: Vec<Spanned<String>>,
+    when_present: Option<Spanned<String>>,
+    itl: ItlWord,
+    itl_why: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    id: String,
+    description: String,
+    #[serde(default)]
+    has: Vec<String>,
+    #[serde(default)]
+    has_any: Vec<String>,
+    #[serde(default)]
+    lacks: Vec<String>,
+    #[serde(default)]
+    has_section: Vec<String>,
+    #[serde(default)]
+    lacks_section: Vec<String>,
+    banner_width: Option<usize>,
+    #[serde(default)]
+    context_has: Vec<Spanned<String>>,
+    #[serde(default)]
+    context_lacks: Vec<Spanned<String>>,
+    output_tokens: Option<TokenCount>,
+    e2e_end: Option<E2eEnd>,
+    itl: Option<ItlWord>,
+    #[serde(default)]
+    swap: Vec<[Spanned<String>; 2]>,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    label: Spanned<String>,
+    #[serde(default)]
+    aliases: Vec<Spanned<String>>,
+    section: Option<OneOrMany>,
+    field: Option<Spanned<String>>,
+    unit: Option<Spanned<String>>,
+    occurrence: Option<usize>,
+    suffix: Option<Spanned<String>>,
+    total_field: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Parse and check one definition. `origin` names it in errors.
+pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
+    let err_at = |offset: usize, field: &str, message: String| {
+        let (line, column) = line_col(text, offset);
+        Error::Definition { file: origin.to_string(), line, column, field: field.to_string(), message }
+    };
+    let raw: RawDefinition = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        let message = e.message().trim().to_string();
+        let field = message
+            .split('`')
+            .nth(1)
+            .filter(|_| message.contains("unknown field") || message.contains("missing field"))
+            .unwrap_or("toml")
+            .to_string();
+        err_at(offset, &field, message)
+    })?;
+
+    let spanned_regex = |s: &Spanned<String>, field: &str| {
+        Regex::new(s.get_ref()).map_err(|e| err_at(s.span().start, field, format!("bad regular expression: {e}")))
+    };
+    let target = |s: &Spanned<String>, field: &str| -> Result<Target, Error> {
+        resolve_target(s.get_ref()).map_err(|m| err_at(s.span().start, field, m))
+    };
+
+    let format = match raw.format.get_ref().as_str() {
+        "stdout" => Format::Stdout,
+        "result-json" => Format::ResultJson,
+        "result-jsonl" => Format::ResultJsonl,
+        other => {
+            return Err(err_at(raw.format.span().start, "format", format!("unknown format '{other}' (stdout, result-json, result-jsonl)")));
+        }
+    };
+    if raw.id.get_ref().is_empty() || !raw.id.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') {
+        return Err(err_at(raw.id.span().start, "id", "an id is made of letters, digits, '-' and '.'".into()));
+    }
+
+    let block = match raw.block {
+        None => None,
+        Some(b) => {
+            if b.end.is_none() && b.end_after_label.is_none() {
+                return Err(err_at(b.banner.span().start, "block", "a block needs `end` or `end_after_label`".into()));
+            }
+            let section = b.section.as_ref().map(|s| spanned_regex(s, "block.section")).transpose()?;
+            Some(BlockSpec {
+                banner: spanned_regex(&b.banner, "block.banner")?,
+                banner_is_row: b.banner_is_row,
+                end: b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?,
+                end_after_label: b.end_after_label.map(|l| normalize_label(&l)),
+                section,
+                noise: b.noise.iter().map(|s| spanned_regex(s, "block.noise")).collect::<Result<_, _>>()?,
+            })
+        }
+    };
+    if format == Format::Stdout && block.is_none() {
+        return Err(err_at(0, "block", "a stdout definition needs a [block]".into()));
+    }
+
+    let rows_of = |raws: &[RawRow], what: &str| -> Result<Vec<RowSpec>, Error> {
+        raws.iter()
+            .map(|r| {
+                let mut labels = Vec::new();
+                for l in std::iter::once(&r.label).chain(r.aliases.iter()) {
+                    labels.push(LabelPattern::parse(l.get_ref()).map_err(|m| err_at(l.span().start, &format!("{what}.label"), m))?);
+                }
+                let feeds = r.field.as_ref().map(|f| target(f, &format!("{what}.field"))).transpose()?;
+                if let Some(t) = &feeds {
+                    let hole = labels[0].hole();
+                    let wants = match (t.field.kind, t.stat) {
+                        (Kind::Stat, None) => Some(Hole::Stat),
+                        (Kind::List, _) => Some(Hole::Index),
+                        _ => None,
+                    };
+                    if wants.is_some() && hole != wants {
+                        let f = r.field.as_ref().expect("target has a field");
+                        return Err(err_at(
+                            f.span().start,
+                            &format!("{what}.field"),
+                            format!("'{}' needs a label with {}", f.get_ref(), if wants == Some(Hole::Stat) { "{stat} (or a field ending in .mean, .p99, ...)" } else { "{index}" }),
+                        ));
+                    }
+                }
+                let unit = match &r.unit {
+                    None => None,
+                    Some(u) => {
+                        let parsed = Unit::parse(u.get_ref()).ok_or_else(|| err_at(u.span().start, &format!("{what}.unit"), format!("unknown unit '{}'", u.get_ref())))?;
+                        if let Some(t) = &feeds {
+                            if parsed.factor_to(t.field.unit).is_none() {
+                                return Err(err_at(u.span().start, &format!("{what}.unit"), format!("cannot convert {} into {} for {}", parsed.as_str(), t.field.unit.as_str(), t.field.path)));
+                            }
+                        }
+                        Some(parsed)
+                    }
+                };
+                Ok(RowSpec {
+                    label: r.label.get_ref().clone(),
+                    labels,
+                    sections: r.section.as_ref().map(|s| match s {
+                        OneOrMany::One(x) => vec![x.clone()],
+                        OneOrMany::Many(v) => v.clone(),
+                    }),
+                    target: feeds,
+                    unit,
+                    occurrence: r.occurrence,
+                    suffix: r
+                        .suffix
+                        .as_ref()
+                        .map(|x| Regex::new(&format!("^(?:{})$", x.get_ref())).map_err(|e| err_at(x.span().start, &format!("{what}.suffix"), format!("bad regular expression: {e}"))))
+                        .transpose()?,
+                    total: r.total_field.as_ref().map(|f| target(f, &format!("{what}.total_field"))).transpose()?,
+                })
+            })
+            .collect()
+    };
+    let rows = rows_of(&raw.row, "row")?;
+    let context = rows_of(&raw.context, "context")?;
+
+    let mut variants = Vec::new();
+    for v in raw.variant {
+        for l in v.context_has.iter().chain(v.context_lacks.iter()) {
+            let norm = normalize_label(l.get_ref());
+            if !context.iter().any(|c| c.matches_label(&norm).is_some()) {
+                return Err(err_at(l.span().start, "variant.context_has", format!("'{}' is not a [[context]] label, so it is never looked for", l.get_ref())));
+            }
+        }
+        let swap = v
+            .swap
+            .iter()
+            .map(|[a, b]| Ok((target(a, "variant.swap")?, target(b, "variant.swap")?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        variants.push(Variant {
+            id: v.id,
+            description: v.description,
+            has: v.has.iter().map(|l| normalize_label(l)).collect(),
+            has_any: v.has_any.iter().map(|l| normalize_label(l)).collect(),
+            lacks: v.lacks.iter().map(|l| normalize_label(l)).collect(),
+            has_section: v.has_section,
+            lacks_section: v.lacks_section,
+            banner_width: v.banner_width,
+            context_has: v.context_has.iter().map(|l| normalize_label(l.get_ref())).collect(),
+            context_lacks: v.context_lacks.iter().map(|l| normalize_label(l.get_ref())).collect(),
+            output_tokens: v.output_tokens,
+            e2e_end: v.e2e_end,
+            itl: v.itl.map(Into::into),
+            swap,
+            note: v.note,
+        });
+    }
+
+    let mut itl_rules = Vec::new();
+    for r in raw.semantics.itl_rule {
+        for v in &r.variants {
+            if !variants.iter().any(|x| &x.id == v.get_ref()) {
+                return Err(err_at(v.span().start, "semantics.itl_rule.variants", format!("no variant '{}' in this definition", v.get_ref())));
+            }
+        }
+        let when_present = match &r.when_present {
+            Some(p) => Some(target(p, "semantics.itl_rule.when_present")?.field.path),
+            None => None,
+        };
+        itl_rules.push(ItlRule {
+            backends: r.backends,
+            variants: r.variants.into_iter().map(Spanned::into_inner).collect(),
+            when_present,
+            itl: r.itl.into(),
+            itl_why: r.itl_why,
+        });
+    }
+
+    Ok(Definition {
+        id: raw.id.into_inner(),
+        tool: raw.tool,
+        format,
+        description: raw.description,
+        note: raw.note,
+        origin: origin.to_string(),
+        block,
+        semantics: SemanticsSpec {
+            itl: raw.semantics.itl.map(Into::into),
+            itl_why: raw.semantics.itl_why,
+            output_tokens: raw.semantics.output_tokens,
+            e2e_end: raw.semantics.e2e_end,
+            itl_rules,
+        },
+        variants,
+        context,
+        rows,
+    })
+}
+
+/// `reported.ttft_ms` (a stat block), `reported.e2e_ms.mean` (one statistic), `totals.output_tokens`.
+fn resolve_target(path: &str) -> Result<Target, String> {
+    if let Some(field) = vocabulary::field(path) {
+        return Ok(Target { field, stat: None });
+    }
+    if let Some((head, last)) = path.rsplit_once('.') {
+        if let (Some(field), Some(stat)) = (vocabulary::field(head), StatKey::parse(last)) {
+            if field.kind == Kind::Stat && last.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.') {
+                return Ok(Target { field, stat: Some(stat) });
+            }
+        }
+    }
+    let near: Vec<&str> = vocabulary::FIELDS
+        .iter()
+        .map(|f| f.path)
+        .filter(|p| p.rsplit('.').next() == path.rsplit('.').next() || p.starts_with(path.split('.').next().unwrap_or("")))
+        .take(6)
+        .collect();
+    Err(format!("'{path}' is not a canonical figure (e.g. {})", near.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_load() {
+        let defs = Definitions::builtin();
+        assert!(defs.get("vllm-bench-serve").is_some());
+        assert!(defs.get("sglang-bench-serving").is_some());
+    }
+
+    #[test]
+    fn label_templates() {
+        let p = LabelPattern::parse("{stat} TTFT (ms):").unwrap();
+        assert_eq!(p.matches("Mean TTFT (ms):").unwrap().stat, Some(StatKey::Mean));
+        assert_eq!(p.matches("P99.9 TTFT (ms):").unwrap().stat, Some(StatKey::P(99.9)));
+        assert_eq!(p.matches("Median TTFT (ms):").unwrap().stat, Some(StatKey::P(50.0)));
+        assert!(p.matches("Mean TPOT (ms):").is_none());
+        assert!(p.matches(" TTFT (ms):").is_none());
+        let i = LabelPattern::parse("Position {index}:").unwrap();
+        assert_eq!(i.matches("Position 7:").unwrap().index, Some(7));
+        assert!(i.matches("Position x:").is_none());
+        assert!(LabelPattern::parse("{bogus} x:").is_err());
+    }
+
+    fn err(text: &str) -> String {
+        parse(text, "t.toml").unwrap_err().to_string()
+    }
+
+    const HEAD: &str = "id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"d\"\n[block]\nbanner = 'X'\nend = '^=+$'\n";
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nfield = \"totals.output_tokenz\"\n"));
+        assert!(e.starts_with("t.toml:10:9: row.field: 'totals.output_tokenz' is not a canonical figure"), "{e}");
+        let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nfeild = \"totals.output_tokens\"\n"));
+        assert!(e.starts_with("t.toml:10:1: feild: unknown field `feild`"), "{e}");
+        let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nfield = \"reported.ttft_ms\"\n"));
+        assert!(e.contains("row.field: 'reported.ttft_ms' needs a label with {stat}"), "{e}");
+        let e = err("id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"d\"\n[block]\nbanner = '('\nend = '^=+$'\n");
+        assert!(e.starts_with("t.toml:6:10: block.banner: bad regular expression"), "{e}");
+        let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nunit = \"parsecs\"\nfield = \"totals.duration_s\"\n"));
+        assert!(e.contains("row.unit: unknown unit 'parsecs'"), "{e}");
+    }
+
+    #[test]
+    fn fixed_statistics_and_units() {
+        let d = parse(&format!("{HEAD}[[row]]\nlabel = \"Average latency:\"\nfield = \"reported.e2e_ms.mean\"\nunit = \"s\"\n"), "t.toml").unwrap();
+        let t = d.rows[0].target.as_ref().unwrap();
+        assert_eq!(t.path(), "reported.e2e_ms.mean");
+        assert_eq!(d.rows[0].unit, Some(Unit::S));
+    }
+}

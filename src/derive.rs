@@ -1,0 +1,216 @@
+//! Deriving TPOT and the figures that follow from it, from the run's own totals.
+//!
+//! Order of preference (never a printed ITL):
+//! 1. per-request arrays (result files with details): exact `(E2E_i - TTFT_i) / (n_i - 1)`;
+//! 2. means and totals: `(E2E_mean - TTFT_mean) / (N_out / R - 1)`;
+//! 3. the tool's own TPOT rows (computed per token by both tools);
+//! 4. nothing: `null`, with the reason.
+
+use crate::report::{Derived, DerivedE2e, DerivedTpot, ItlPer, Run, StatKey, TpotMethod};
+
+/// Figures of a run that the derivation reads, gathered once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Inputs {
+    pub successful: Option<f64>,
+    pub failed: Option<f64>,
+    pub duration_s: Option<f64>,
+    pub output_tokens: Option<f64>,
+    pub max_concurrency: Option<f64>,
+    pub ttft_mean: Option<f64>,
+    pub e2e_mean: Option<f64>,
+    pub tool_tpot_mean: Option<f64>,
+    pub itl_mean: Option<f64>,
+    pub itl_per: Option<ItlPer>,
+}
+
+impl Inputs {
+    pub fn of(run: &Run) -> Inputs {
+        let mean = |name: &str| run.reported.stat(name).and_then(|s| s.mean());
+        Inputs {
+            successful: run.totals.number("successful_requests"),
+            failed: run.totals.number("failed_requests"),
+            duration_s: run.totals.number("duration_s"),
+            output_tokens: run.totals.number("output_tokens"),
+            max_concurrency: run.workload.number("max_concurrency"),
+            ttft_mean: mean("ttft_ms"),
+            e2e_mean: mean("e2e_ms"),
+            tool_tpot_mean: mean("tpot_ms"),
+            itl_mean: mean("itl_ms"),
+            itl_per: run.source.semantics.itl,
+        }
+    }
+
+    /// Mean output tokens per successful request, `N_out / R`.
+    pub fn n_avg(&self) -> Option<f64> {
+        match (self.output_tokens, self.successful) {
+            (Some(n), Some(r)) if r > 0.0 => Some(n / r),
+            _ => None,
+        }
+    }
+}
+
+/// Round to 6 significant digits: derived figures carry no more precision than their inputs.
+pub fn round(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    format!("{x:.5e}").parse().unwrap_or(x)
+}
+
+/// A figure in a message or formula: as the tools print it (2 decimals, trailing zeros dropped),
+/// more significant digits below 1.
+pub fn show(x: f64) -> String {
+    let s = if x.abs() >= 1.0 { format!("{x:.2}") } else { format!("{:.4}", round(x)) };
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
+/// Compute the derived figures of a run. Per-request TPOT, when the input had per-request arrays,
+/// is given by the caller (it needs the arrays, which the run does not keep).
+pub fn derive(run: &Run, per_request: Option<DerivedTpot>) -> Derived {
+    let i = Inputs::of(run);
+    let mut d = Derived::default();
+    let undefined = |d: &mut Derived, name: &str, why: String| {
+        d.undefined.insert(name.to_string(), why);
+    };
+
+    d.tpot_ms = match per_request {
+        Some(t) => t,
+        None => tpot_from_run(run, &i),
+    };
+    let tpot = d.tpot_ms.mean;
+
+    match tpot {
+        Some(t) if t > 0.0 => d.per_user_decode_tok_per_s = Some(round(1000.0 / t)),
+        _ => undefined(&mut d, "per_user_decode_tok_per_s", "TPOT is undefined".into()),
+    }
+
+    match (i.output_tokens, i.duration_s) {
+        (Some(n), Some(s)) if s > 0.0 => d.output_tok_per_s = Some(round(n / s)),
+        (Some(_), Some(_)) => undefined(&mut d, "output_tok_per_s", "the duration is zero".into()),
+        _ => undefined(&mut d, "output_tok_per_s", missing(&[("total output tokens", i.output_tokens), ("duration", i.duration_s)])),
+    }
+    match (i.successful, i.duration_s) {
+        (Some(r), Some(s)) if s > 0.0 => d.request_per_s = Some(round(r / s)),
+        (Some(_), Some(_)) => undefined(&mut d, "request_per_s", "the duration is zero".into()),
+        _ => undefined(&mut d, "request_per_s", missing(&[("successful requests", i.successful), ("duration", i.duration_s)])),
+    }
+    // Little's law, from the measured E2E only: an E2E rebuilt from the claimed TPOT would make
+    // the capacity checks circular.
+    match (i.successful, i.e2e_mean, i.duration_s) {
+        (Some(r), Some(e), Some(s)) if s > 0.0 => {
+            let m = r * e / 1000.0 / s;
+            d.mean_in_flight = Some(round(m));
+            match i.max_concurrency {
+                Some(c) if c > 0.0 => d.slot_utilization = Some(round(m / c)),
+                _ => undefined(&mut d, "slot_utilization", "no max concurrency was set or printed".into()),
+            }
+        }
+        _ => {
+            let why = missing(&[("successful requests", i.successful), ("mean E2E latency", i.e2e_mean), ("duration", i.duration_s)]);
+            undefined(&mut d, "mean_in_flight", why.clone());
+            undefined(&mut d, "slot_utilization", why);
+        }
+    }
+    match (i.itl_mean, tpot, i.itl_per) {
+        (Some(itl), Some(t), Some(ItlPer::Chunk)) if t > 0.0 && itl > 0.0 => d.tokens_per_chunk = Some(round(itl / t)),
+        (_, _, Some(ItlPer::Token)) => undefined(&mut d, "tokens_per_chunk", "this tool and backend time ITL per token, not per chunk".into()),
+        (None, _, _) => undefined(&mut d, "tokens_per_chunk", "no mean ITL was printed".into()),
+        _ => undefined(&mut d, "tokens_per_chunk", "needs a per-chunk ITL and a TPOT".into()),
+    }
+    if i.e2e_mean.is_none() {
+        if let (Some(ttft), Some(t), Some(n)) = (i.ttft_mean, i.tool_tpot_mean, i.n_avg()) {
+            if n >= 1.0 {
+                d.e2e_ms = Some(DerivedE2e {
+                    mean: round(ttft + (n - 1.0) * t),
+                    approximate: true,
+                    formula: format!("TTFT {} + ({} tokens/request - 1) x TPOT {} (no E2E latency was printed)", show(ttft), show(n), show(t)),
+                });
+            }
+        }
+    }
+    d
+}
+
+fn missing(items: &[(&str, Option<f64>)]) -> String {
+    let names: Vec<&str> = items.iter().filter(|(_, v)| v.is_none()).map(|(n, _)| *n).collect();
+    if names.is_empty() { "inputs out of range".into() } else { format!("missing: {}", names.join(", ")) }
+}
+
+fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
+    let null = |reason: String| DerivedTpot { reason: Some(reason), ..Default::default() };
+    if i.successful == Some(0.0) {
+        return null("no successful requests: every mean is undefined".into());
+    }
+    if let (Some(e2e), Some(ttft), Some(n)) = (i.e2e_mean, i.ttft_mean, i.n_avg()) {
+        if n <= 1.0 {
+            return null(format!("mean output length is {} token(s) per request: TPOT is undefined for one-token outputs", show(n)));
+        }
+        let decode = e2e - ttft;
+        if decode <= 0.0 {
+            return null(format!("mean E2E latency {} ms is not above mean TTFT {} ms", show(e2e), show(ttft)));
+        }
+        let r = i.successful.expect("n_avg needs R");
+        let n_out = i.output_tokens.expect("n_avg needs N_out");
+        return DerivedTpot {
+            mean: Some(round(decode / (n - 1.0))),
+            method: Some(TpotMethod::E2eTtftTokens),
+            formula: Some(format!(
+                "(E2E {} - TTFT {}) / ({} tokens / {} requests - 1)",
+                show(e2e),
+                show(ttft),
+                show(n_out),
+                show(r)
+            )),
+            ..Default::default()
+        };
+    }
+    if let Some(st) = run.reported.stat("tpot_ms") {
+        match st.mean() {
+            Some(m) if m > 0.0 => {
+                return DerivedTpot {
+                    mean: Some(m),
+                    method: Some(TpotMethod::ToolTpot),
+                    p50: st.get(StatKey::P(50.0)),
+                    p90: st.get(StatKey::P(90.0)),
+                    p99: st.get(StatKey::P(99.0)),
+                    formula: Some(format!("the tool's Mean TPOT row, {} (computed per request as (latency - ttft) / (output_len - 1))", show(m))),
+                    ..Default::default()
+                };
+            }
+            Some(_) => return null("the tool printed a mean TPOT of 0: no request had more than one output token, or the run did not stream".into()),
+            None => {}
+        }
+    }
+    let mut lacking = Vec::new();
+    if i.e2e_mean.is_none() {
+        lacking.push("mean E2E latency");
+    }
+    if i.ttft_mean.is_none() {
+        lacking.push("mean TTFT");
+    }
+    if i.output_tokens.is_none() {
+        lacking.push("total output tokens");
+    }
+    if i.successful.is_none() {
+        lacking.push("successful requests");
+    }
+    let hint = if i.e2e_mean.is_none() && run.source.tool.starts_with("vllm") {
+        " (vLLM prints E2E latency only with --percentile-metrics including e2el; its --save-result JSON always has it)"
+    } else {
+        ""
+    };
+    null(format!("no TPOT row, and {} to derive one{hint}; ITL is never used as TPOT", lacking.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_keeps_six_significant_digits() {
+        assert_eq!(round(12.803131115459882), 12.8031);
+        assert_eq!(round(78.10588), 78.1059);
+        assert_eq!(round(0.000123456789), 0.000123457);
+        assert_eq!(round(0.0), 0.0);
+    }
+}

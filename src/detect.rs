@@ -1,0 +1,270 @@
+//! Finding result blocks in a stream of lines, and telling which tool and variant printed them.
+//!
+//! The [`Scanner`] is fed one line at a time and hands back each block as soon as it is complete,
+//! so a log of any size is read with memory bounded by its largest block. Outside blocks it keeps
+//! only the last value of each label that a definition declares as `[[context]]` (lines printed
+//! before the banner for the same run, e.g. vLLM's `Maximum request concurrency: 4`).
+//!
+//! A block starts at a line that matches a definition's banner and ends at its closing line, at
+//! the next banner, after a run of lines that are not rows (the block was cut off), or at the end
+//! of the input. Which definition read it is decided by its rows: the definition that knows the
+//! most labels that the others do not.
+
+use std::collections::HashMap;
+
+use crate::definition::{Definition, Definitions, Evidence, Variant};
+use crate::input::Line;
+use crate::lex::{normalize_label, split_row};
+
+/// After this many lines in a row that are neither rows nor section headers, an unclosed block is
+/// taken to have been cut off.
+const MAX_NOISE_RUN: usize = 8;
+
+/// How a block ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockEnd {
+    /// At its closing line (line number).
+    Closed(usize),
+    /// A new banner started at this line before the closing line.
+    NextBanner(usize),
+    /// Lines that are not rows followed its last row.
+    Noise,
+    /// The input ended.
+    EndOfInput,
+}
+
+/// A line printed before the banner that a definition reads as part of the same run.
+#[derive(Debug, Clone)]
+pub struct ContextLine {
+    pub line: usize,
+    pub label: String,
+    pub value: String,
+}
+
+/// A complete block, with the definition and variant that read it.
+#[derive(Debug)]
+pub struct Block<'d> {
+    pub definition: &'d Definition,
+    pub variant: Option<&'d Variant>,
+    /// 1-based index of the block in its input.
+    pub index: usize,
+    pub banner: Line,
+    /// Lines after the banner (the banner too, for formats whose banner is a row), with the
+    /// block's indentation or quoting removed.
+    pub body: Vec<Line>,
+    pub end: BlockEnd,
+    /// Line of the last row or of the closing line.
+    pub last_line: usize,
+    pub context: Vec<ContextLine>,
+    /// Other definitions whose banner matched and that know as many rows.
+    pub ambiguous_with: Vec<&'d str>,
+}
+
+struct Open<'d> {
+    candidates: Vec<&'d Definition>,
+    banner: Line,
+    prefix: String,
+    body: Vec<Line>,
+    noise_run: usize,
+    last_row_line: usize,
+    context: HashMap<String, ContextLine>,
+}
+
+/// Turns lines into blocks; see the module documentation.
+pub struct Scanner<'d> {
+    text_defs: Vec<&'d Definition>,
+    context_labels: Vec<String>,
+    context: HashMap<String, ContextLine>,
+    open: Option<Open<'d>>,
+    blocks: usize,
+}
+
+impl<'d> Scanner<'d> {
+    pub fn new(defs: &'d Definitions) -> Scanner<'d> {
+        let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
+        let mut context_labels = Vec::new();
+        for d in &text_defs {
+            for spec in &d.context {
+                context_labels.push(normalize_label(&spec.label));
+            }
+        }
+        Scanner { text_defs, context_labels, context: HashMap::new(), open: None, blocks: 0 }
+    }
+
+    /// What a banner looks like, for the "nothing found" message.
+    pub fn looked_for(&self) -> String {
+        let mut v: Vec<String> = self.text_defs.iter().map(|d| format!("{} ({})", d.block.as_ref().expect("text definition").banner.as_str(), d.id)).collect();
+        v.dedup();
+        v.join("; ")
+    }
+
+    /// Feed one line; returns a block when this line completes one.
+    pub fn push(&mut self, line: Line) -> Option<Block<'d>> {
+        let banner_hits = self.banner_hits(&line.text);
+        if let Some(open) = &mut self.open {
+            if let Some((candidates, at)) = banner_hits {
+                // A new banner before the closing line: the open block was cut off.
+                let number = line.number;
+                let done = self.open.take().expect("open");
+                self.start(line, candidates, at);
+                return self.finish_block(done, BlockEnd::NextBanner(number));
+            }
+            let text = strip_prefix(&line.text, &open.prefix);
+            let trimmed = text.trim();
+            if open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.end.as_ref()).is_some_and(|e| e.is_match(trimmed))) {
+                let number = line.number;
+                let mut done = self.open.take().expect("open");
+                done.last_row_line = number;
+                return self.finish_block(done, BlockEnd::Closed(number));
+            }
+            let is_row = split_row(text).is_some();
+            let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
+            let ends_after = is_row
+                && open.candidates.iter().any(|d| {
+                    let label = split_row(text).map(|r| normalize_label(r.label)).unwrap_or_default();
+                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == label)
+                });
+            if is_row || is_section {
+                open.noise_run = 0;
+                open.last_row_line = line.number;
+            } else {
+                open.noise_run += 1;
+            }
+            let number = line.number;
+            open.body.push(Line { number, text: text.to_string(), truncated: line.truncated });
+            if ends_after {
+                let done = self.open.take().expect("open");
+                return self.finish_block(done, BlockEnd::Closed(number));
+            }
+            if open.noise_run >= MAX_NOISE_RUN {
+                let mut done = self.open.take().expect("open");
+                let keep = done.body.len() - done.noise_run;
+                done.body.truncate(keep);
+                return self.finish_block(done, BlockEnd::Noise);
+            }
+            return None;
+        }
+        if let Some((candidates, at)) = banner_hits {
+            self.start(line, candidates, at);
+            return None;
+        }
+        self.note_context(&line);
+        None
+    }
+
+    /// The input ended: hand back a block that was still open.
+    pub fn finish(&mut self) -> Option<Block<'d>> {
+        let open = self.open.take()?;
+        self.finish_block(open, BlockEnd::EndOfInput)
+    }
+
+    fn banner_hits(&self, text: &str) -> Option<(Vec<&'d Definition>, usize)> {
+        let mut at = None;
+        let mut hits = Vec::new();
+        for d in &self.text_defs {
+            if let Some(m) = d.block.as_ref().expect("text definition").banner.find(text) {
+                at.get_or_insert(m.start());
+                hits.push(*d);
+            }
+        }
+        at.map(|at| (hits, at))
+    }
+
+    fn note_context(&mut self, line: &Line) {
+        if self.context_labels.is_empty() || !line.text.contains(':') {
+            return;
+        }
+        if let Some(row) = split_row(&line.text) {
+            let label = normalize_label(row.label);
+            if self.context_labels.contains(&label) {
+                self.context.insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
+            }
+        }
+    }
+
+    fn start(&mut self, line: Line, candidates: Vec<&'d Definition>, at: usize) {
+        // Indentation or quoting before the banner (`  `, `> `) is removed from every block line;
+        // anything else before it (a pasted code fence) is not repeated on later lines.
+        let before = &line.text[..at];
+        let prefix = if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
+        let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
+        let mut body = Vec::new();
+        if banner_is_row {
+            body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
+        }
+        let number = line.number;
+        self.open = Some(Open {
+            candidates,
+            banner: line,
+            prefix,
+            body,
+            noise_run: 0,
+            last_row_line: number,
+            context: std::mem::take(&mut self.context),
+        });
+    }
+
+    fn finish_block(&mut self, open: Open<'d>, end: BlockEnd) -> Option<Block<'d>> {
+        let mut labels = Vec::new();
+        let mut sections = Vec::new();
+        for l in &open.body {
+            let trimmed = l.text.trim();
+            if let Some(r) = split_row(&l.text) {
+                labels.push(normalize_label(r.label));
+            } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, trimmed)) {
+                sections.push(name);
+            }
+        }
+        // The definition that knows the most labels no other candidate knows, then the most labels.
+        let score = |d: &Definition| {
+            let known: Vec<&String> = labels.iter().filter(|l| d.knows_label(l)).collect();
+            let unique = known.iter().filter(|l| !open.candidates.iter().any(|o| o.id != d.id && o.knows_label(l))).count();
+            (unique, known.len())
+        };
+        let scored: Vec<(&Definition, (usize, usize))> = open.candidates.iter().map(|d| (*d, score(d))).collect();
+        let best = scored.iter().max_by_key(|(_, s)| *s).map(|(d, s)| (*d, *s))?;
+        if best.1.1 == 0 {
+            // A banner with no row any definition knows: some other program's output.
+            return None;
+        }
+        let ambiguous_with: Vec<&str> = scored.iter().filter(|(d, s)| d.id != best.0.id && *s == best.1).map(|(d, _)| d.id.as_str()).collect();
+        let definition = best.0;
+        let context: Vec<ContextLine> = open.context.into_values().filter(|c| definition.context_spec(&c.label).is_some()).collect();
+        let context_labels: Vec<String> = context.iter().map(|c| c.label.clone()).collect();
+        let banner_text = strip_prefix(&open.banner.text, &open.prefix).trim();
+        let banner_width = definition.block.as_ref().and_then(|b| b.banner.find(banner_text)).map_or(0, |m| m.as_str().chars().count());
+        let evidence = Evidence { labels: &labels, sections: &sections, banner_width, context_labels: &context_labels };
+        let variant = definition.variants.iter().find(|v| v.matches(&evidence));
+        let mut context = context;
+        context.sort_by_key(|c| c.line);
+        self.blocks += 1;
+        Some(Block {
+            definition,
+            variant,
+            index: self.blocks,
+            banner: open.banner,
+            body: open.body,
+            end,
+            last_line: open.last_row_line,
+            context,
+            ambiguous_with,
+        })
+    }
+}
+
+/// The name of a section header line for this definition (empty: a plain rule).
+pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
+    let re = def.block.as_ref()?.section.as_ref()?;
+    let caps = re.captures(trimmed)?;
+    Some(caps.name("name").map_or("", |m| m.as_str()).trim().to_string())
+}
+
+fn strip_prefix<'a>(text: &'a str, prefix: &str) -> &'a str {
+    if prefix.is_empty() {
+        return text;
+    }
+    if let Some(rest) = text.strip_prefix(prefix) {
+        return rest;
+    }
+    text.strip_prefix(prefix.trim_end()).unwrap_or(text)
+}

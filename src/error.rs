@@ -1,0 +1,153 @@
+//! Errors and the exit-code table.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | every run found was accepted |
+//! | 1 | at least one run was rejected by a consistency rule (the report is still printed) |
+//! | 2 | usage error (bad flags or arguments, a bad parser definition given with --parsers) |
+//! | 3 | no benchmark result found in an input, or an input could not be parsed |
+//! | 4 | I/O error (a file could not be read; a closed stdout is not an error) |
+
+use std::fmt;
+use std::io;
+
+/// Process exit codes (see the README, "Exit codes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ExitCode {
+    Ok = 0,
+    Rejected = 1,
+    Usage = 2,
+    NoResult = 3,
+    Io = 4,
+}
+
+/// Where an error points in an input: a line, and a column when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub input: String,
+    pub line: usize,
+    pub column: Option<usize>,
+    /// The offending line as it was read (cleaned of colour codes).
+    pub text: Option<String>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}:{}", self.input, self.line)?;
+        if let Some(c) = self.column {
+            write!(f, ":{c}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input could not be read.
+    #[error("{input}: cannot read: {source}")]
+    Io {
+        input: String,
+        #[source]
+        source: io::Error,
+    },
+
+    /// Nothing in an input looked like a benchmark result.
+    #[error("{input}: no benchmark result found (looked for: {looked_for})")]
+    NoResult { input: String, looked_for: String },
+
+    /// An input had the shape of a result but could not be read.
+    #[error("{at}: {message}{}", quote(.at.text.as_deref()))]
+    Parse { at: Location, message: String },
+
+    /// A hand-written report has a field of the wrong type or misses a required one.
+    #[error("{input}: {path}: {message}")]
+    Report { input: String, path: String, message: String },
+
+    /// A parser definition in `parsers/` (or given with --parsers) is wrong.
+    #[error("{file}:{line}:{column}: {field}: {message}")]
+    Definition { file: String, line: usize, column: usize, field: String, message: String },
+
+    /// Bad flags or arguments.
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn quote(text: Option<&str>) -> String {
+    match text {
+        Some(t) => format!("\n    | {}", t.chars().take(200).collect::<String>()),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Io { .. } => ExitCode::Io,
+            Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } => ExitCode::NoResult,
+            Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
+        }
+    }
+
+    /// Stable short code for machine-readable diagnostics.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::NoResult { .. } => "no-result",
+            Error::Parse { .. } => "parse",
+            Error::Report { .. } => "report-shape",
+            Error::Definition { .. } => "definition",
+            Error::Usage(_) => "usage",
+        }
+    }
+
+    /// The input the error is about, when there is one.
+    pub fn input(&self) -> Option<&str> {
+        match self {
+            Error::Io { input, .. } | Error::NoResult { input, .. } | Error::Report { input, .. } => Some(input),
+            Error::Parse { at, .. } => Some(&at.input),
+            Error::Definition { file, .. } => Some(file),
+            Error::Usage(_) => None,
+        }
+    }
+
+    /// Line and column the error points at, when known.
+    pub fn position(&self) -> (Option<usize>, Option<usize>) {
+        match self {
+            Error::Parse { at, .. } => (Some(at.line), at.column),
+            Error::Definition { line, column, .. } => (Some(*line), Some(*column)),
+            _ => (None, None),
+        }
+    }
+}
+
+/// 1-based line and column of a byte offset in a text.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let col = offset - before.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_of_offsets() {
+        let t = "ab\ncd\n";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 4), (2, 2));
+        assert_eq!(line_col(t, 99), (3, 1));
+    }
+
+    #[test]
+    fn messages_quote_the_line() {
+        let e = Error::Parse {
+            at: Location { input: "run.log".into(), line: 7, column: Some(3), text: Some("{\"a\": ".into()) },
+            message: "truncated JSON".into(),
+        };
+        assert_eq!(e.to_string(), "run.log:7:3: truncated JSON\n    | {\"a\": ");
+        assert_eq!(e.exit_code(), ExitCode::NoResult);
+    }
+}

@@ -1,0 +1,203 @@
+//! Reading an input incrementally into clean lines.
+//!
+//! Captured benchmark output is merged stdout and stderr: tqdm bars rewritten with `\r`, colour
+//! codes, CRLF endings, invalid UTF-8, NUL bytes, and sometimes no newline at all. A [`LineReader`]
+//! splits on `\n` and on a lone `\r` (a `\r`-separated piece keeps the number of its physical line,
+//! so line numbers match an editor's), decodes lossily, strips terminal escape sequences and other
+//! control characters, and caps a line's length so that memory stays bounded whatever the input.
+
+use std::io::{self, BufRead};
+
+/// Longest line kept, in bytes; the rest of a longer line is skipped (it cannot be a result row).
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// One cleaned line (or `\r`-separated piece of a line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// 1-based physical line number (count of `\n` before it, plus one).
+    pub number: usize,
+    pub text: String,
+    /// The line was longer than [`MAX_LINE`] and was cut.
+    pub truncated: bool,
+}
+
+/// Splits a byte stream into [`Line`]s without ever holding more than one line.
+pub struct LineReader<R> {
+    inner: R,
+    number: usize,
+    buf: Vec<u8>,
+    truncated: bool,
+    after_cr: bool,
+    done: bool,
+    bytes_read: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub fn new(inner: R) -> Self {
+        LineReader { inner, number: 1, buf: Vec::with_capacity(256), truncated: false, after_cr: false, done: false, bytes_read: 0 }
+    }
+
+    /// Bytes consumed so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    fn take_line(&mut self, number: usize) -> Line {
+        let text = clean(&self.buf);
+        self.buf.clear();
+        let truncated = std::mem::take(&mut self.truncated);
+        Line { number, text, truncated }
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.buf.len());
+        if bytes.len() > room {
+            self.truncated = true;
+        }
+        self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+impl<R: BufRead> Iterator for LineReader<R> {
+    type Item = io::Result<Line>;
+
+    fn next(&mut self) -> Option<io::Result<Line>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            };
+            if chunk.is_empty() {
+                self.done = true;
+                if self.buf.is_empty() && !self.truncated {
+                    return None;
+                }
+                let n = self.number;
+                return Some(Ok(self.take_line(n)));
+            }
+            // A `\n` right after a `\r` ends the same line (CRLF), not a new empty one.
+            if self.after_cr {
+                self.after_cr = false;
+                if chunk[0] == b'\n' {
+                    self.inner.consume(1);
+                    self.bytes_read += 1;
+                    self.number += 1;
+                    continue;
+                }
+            }
+            match memchr::memchr2(b'\n', b'\r', chunk) {
+                Some(i) => {
+                    let sep = chunk[i];
+                    let (head, _) = chunk.split_at(i);
+                    let head = head.to_vec();
+                    self.inner.consume(i + 1);
+                    self.bytes_read += i as u64 + 1;
+                    self.append(&head);
+                    let n = self.number;
+                    if sep == b'\n' {
+                        self.number += 1;
+                    } else {
+                        self.after_cr = true;
+                    }
+                    return Some(Ok(self.take_line(n)));
+                }
+                None => {
+                    let len = chunk.len();
+                    let owned = chunk.to_vec();
+                    self.inner.consume(len);
+                    self.bytes_read += len as u64;
+                    self.append(&owned);
+                }
+            }
+        }
+    }
+}
+
+/// Decode lossily and drop terminal escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL`)
+/// and control characters other than tab. Trailing white space is kept; callers trim.
+pub fn clean(bytes: &[u8]) -> String {
+    let needs_work = bytes.iter().any(|&b| b < 0x20 && b != b'\t' || b == 0x7f);
+    let text = String::from_utf8_lossy(bytes);
+    if !needs_work {
+        return text.into_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    // parameters and intermediates, then one final byte in @..~
+                    for d in chars.by_ref() {
+                        if ('@'..='~').contains(&d) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    chars.next();
+                    while let Some(d) = chars.next() {
+                        if d == '\u{7}' {
+                            break;
+                        }
+                        if d == '\u{1b}' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            },
+            '\t' => out.push('\t'),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(bytes: &[u8]) -> Vec<(usize, String)> {
+        LineReader::new(io::BufReader::with_capacity(7, bytes)).map(|l| l.unwrap()).map(|l| (l.number, l.text)).collect()
+    }
+
+    #[test]
+    fn splits_lf_crlf_and_cr() {
+        assert_eq!(lines(b"a\nb\r\nc"), [(1, "a".into()), (2, "b".into()), (3, "c".into())]);
+        assert_eq!(lines(b"\r 10%|#\r 50%|##\nx\n"), [(1, "".into()), (1, " 10%|#".into()), (1, " 50%|##".into()), (2, "x".into())]);
+        assert_eq!(lines(b""), Vec::<(usize, String)>::new());
+        assert_eq!(lines(b"\n\n"), [(1, "".into()), (2, "".into())]);
+    }
+
+    #[test]
+    fn cleans_escapes_and_bytes() {
+        assert_eq!(clean(b"\x1b[0;36m(Bench pid=1)\x1b[0m \x1b[32mINFO\x1b[0m x"), "(Bench pid=1) INFO x");
+        assert_eq!(clean(b"a\x00b\xffc\td"), "ab\u{fffd}c\td");
+        assert_eq!(clean(b"\x1b]0;title\x07ok"), "ok");
+    }
+
+    #[test]
+    fn caps_long_lines() {
+        let mut input = vec![b'x'; MAX_LINE * 3];
+        input.extend_from_slice(b"\nshort\n");
+        let got: Vec<Line> = LineReader::new(io::BufReader::new(&input[..])).map(|l| l.unwrap()).collect();
+        assert_eq!(got.len(), 2);
+        assert!(got[0].truncated);
+        assert_eq!(got[0].text.len(), MAX_LINE);
+        assert_eq!((got[1].number, got[1].text.as_str(), got[1].truncated), (2, "short", false));
+    }
+}

@@ -1,0 +1,89 @@
+//! Splitting one cleaned line into `label:` and value, the shape every block row has.
+//!
+//! Columns are never trusted: values longer than their pad width, right-aligned pastes and
+//! unpadded rows all occur. A row is a label that ends at the first colon followed by white space
+//! (or the end of the line), and whatever follows it.
+
+/// A `label: value` line. `label` keeps its colon; `value` is trimmed and may be empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowText<'a> {
+    pub label: &'a str,
+    pub value: &'a str,
+}
+
+/// Split a line into label and value, when it has the shape of a row.
+pub fn split_row(line: &str) -> Option<RowText<'_>> {
+    let text = line.trim();
+    let bytes = text.as_bytes();
+    let mut at = None;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
+            at = Some(i);
+            break;
+        }
+    }
+    let at = at?;
+    let label = &text[..=at];
+    if !is_label(&label[..at]) {
+        return None;
+    }
+    Some(RowText { label, value: text[at + 1..].trim() })
+}
+
+/// A label is short and made of words: letters, digits, spaces and `()/%.,#-_+'&*<>=`.
+/// This keeps log lines (`INFO 08-28 22:41:28 [metrics.py:351] ...:`) and paths out.
+fn is_label(s: &str) -> bool {
+    let s = s.trim();
+    let Some(first) = s.chars().next() else { return false };
+    (first.is_alphabetic() || first == '#' || first == '(')
+        && s.chars().count() <= 64
+        && s.chars().all(|c| c.is_alphanumeric() || " \t()/%.,#-_+'&*<>=".contains(c))
+}
+
+/// A label as compared with definitions: trimmed, inner white space folded to one space.
+pub fn normalize_label(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    for word in label.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(line: &str) -> Option<(&str, &str)> {
+        split_row(line).map(|r| (r.label, r.value))
+    }
+
+    #[test]
+    fn rows_of_every_shape() {
+        assert_eq!(split("Mean TTFT (ms):                          140.14    "), Some(("Mean TTFT (ms):", "140.14")));
+        assert_eq!(split("Backend:                                 sglang-oai"), Some(("Backend:", "sglang-oai")));
+        assert_eq!(split("  Position 0:                            98.08     "), Some(("Position 0:", "98.08")));
+        assert_eq!(split("Per-position acceptance (%):"), Some(("Per-position acceptance (%):", "")));
+        assert_eq!(split("SLOs (ms):                               ttft:500 tpot:50"), Some(("SLOs (ms):", "ttft:500 tpot:50")));
+        assert_eq!(split("Total time: 12.34 s"), Some(("Total time:", "12.34 s")));
+        assert_eq!(split("Median TTFT (ms):\t505.64"), Some(("Median TTFT (ms):", "505.64")));
+    }
+
+    #[test]
+    fn non_rows() {
+        assert_eq!(split("---------------Time to First Token----------------"), None);
+        assert_eq!(split("=================================================="), None);
+        assert_eq!(split("INFO 08-28 22:41:28 [metrics.py:351] Avg prompt throughput: 0.0 tokens/s"), None);
+        assert_eq!(split("/opt/venv/lib/python3.11/site-packages/x.py:53: UserWarning: Only CUDA"), None);
+        assert_eq!(split("Namespace(backend='sglang-oai', base_url=None)"), None);
+        assert_eq!(split(" 42%|████▏     | 420/1000"), None);
+        assert_eq!(split(""), None);
+    }
+
+    #[test]
+    fn labels_fold_white_space() {
+        assert_eq!(normalize_label("  Mean   TTFT (ms): "), "Mean TTFT (ms):");
+    }
+}

@@ -1,0 +1,674 @@
+//! The canonical report: the data every stage passes on, and what `emit` writes.
+//!
+//! The names are a contract (see the README, "Report fields"): `schema_version`, `runs[]`,
+//! `source`, `workload`, `totals`, `reported`, `derived`, `checks`, `verdict`, `rows`.
+
+use std::fmt;
+
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::vocabulary;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub runs: Vec<Run>,
+}
+
+impl Report {
+    pub fn new(runs: Vec<Run>) -> Report {
+        Report { schema_version: SCHEMA_VERSION, runs }
+    }
+}
+
+/// One benchmark run: one result block, one JSONL line, one JSON object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub source: Source,
+    #[serde(default)]
+    pub workload: Figures,
+    #[serde(default)]
+    pub totals: Figures,
+    #[serde(default)]
+    pub reported: Figures,
+    #[serde(default)]
+    pub derived: Derived,
+    #[serde(default)]
+    pub checks: Vec<Check>,
+    #[serde(default = "Verdict::accepted")]
+    pub verdict: Verdict,
+    /// What the normalizer noticed on the way: corrections, unreadable values, ambiguities.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+    /// Every row as printed, in order: nothing the tool printed is lost.
+    #[serde(default)]
+    pub rows: Vec<Row>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// Id of the definition in `parsers/` that read this run.
+    pub parser: String,
+    pub tool: String,
+    pub format: Format,
+    /// Which version variant of the tool's output matched, when known.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// File name, or `-` for standard input.
+    pub input: String,
+    /// 1-based index of this run in its input.
+    pub block: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_line: Option<usize>,
+    /// Present when a text block ended before its closing line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncation>,
+    /// How this tool and variant measure what they print.
+    #[serde(default)]
+    pub semantics: Semantics,
+}
+
+/// Where and why a block ended before its closing line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Truncation {
+    pub after_line: usize,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    Stdout,
+    ResultJson,
+    ResultJsonl,
+    Report,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Stdout => "stdout",
+            Format::ResultJson => "result-json",
+            Format::ResultJsonl => "result-jsonl",
+            Format::Report => "report",
+        }
+    }
+}
+
+/// How the tool measured what it printed, from the parser definition and variant.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Semantics {
+    /// `chunk`: one ITL sample per streamed chunk; `token`: per token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl: Option<ItlPer>,
+    /// Why ITL is timed that way for this backend and variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_why: Option<String>,
+    /// Where the output token counts come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<TokenCount>,
+    /// When a request's E2E latency stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_end: Option<E2eEnd>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItlPer {
+    Chunk,
+    Token,
+}
+
+impl ItlPer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItlPer::Chunk => "chunk",
+            ItlPer::Token => "token",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TokenCount {
+    /// The server's usage count, re-tokenized text as a fallback (vLLM >= 0.8).
+    Server,
+    /// The server's count when it sends one, else the requested length (SGLang >= 0.4.3.post3).
+    ServerOrRequested,
+    /// The requested output length, whatever was generated (SGLang 0.1.24-0.4.3.post2).
+    Requested,
+    /// The client re-tokenized the generated text.
+    Retokenized,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum E2eEnd {
+    /// At the last token-bearing chunk (vLLM >= 0.8).
+    LastChunk,
+    /// At the last line read, `data: [DONE]` included (SGLang, vLLM script <= 0.6).
+    DoneLine,
+}
+
+/// A figure the tool printed or wrote, by canonical name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Figure {
+    Count(u64),
+    Number(f64),
+    Text(String),
+    Stat(Stat),
+    List(Vec<Option<f64>>),
+    Group(Figures),
+}
+
+impl Figure {
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Figure::Count(c) => Some(*c as f64),
+            Figure::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// A group of figures in report order (the order of [`vocabulary::FIELDS`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    entries: Vec<(String, Figure)>,
+}
+
+impl Figures {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Figure)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The figure at a dotted path below this group (`ttft_ms`, `speculative.drafts`).
+    pub fn get(&self, path: &str) -> Option<&Figure> {
+        let (head, rest) = match path.split_once('.') {
+            Some((h, r)) => (h, Some(r)),
+            None => (path, None),
+        };
+        let fig = self.entries.iter().find(|(k, _)| k == head).map(|(_, v)| v)?;
+        match (rest, fig) {
+            (None, f) => Some(f),
+            (Some(r), Figure::Group(g)) => g.get(r),
+            (Some(_), _) => None,
+        }
+    }
+
+    pub fn number(&self, path: &str) -> Option<f64> {
+        self.get(path).and_then(Figure::as_f64)
+    }
+
+    pub fn text(&self, path: &str) -> Option<&str> {
+        match self.get(path)? {
+            Figure::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn stat(&self, path: &str) -> Option<&Stat> {
+        match self.get(path)? {
+            Figure::Stat(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The slot for a dotted path, created (in report order) if absent. `full` is the whole
+    /// canonical path (`reported.speculative.drafts`), used for ordering.
+    pub fn slot(&mut self, path: &str, full: &str, make: impl FnOnce() -> Figure) -> &mut Figure {
+        let group_prefix = &full[..full.len() - path.len()];
+        let (head, rest) = match path.split_once('.') {
+            Some((h, r)) => (h, Some(r)),
+            None => (path, None),
+        };
+        let (idx, inserted) = match self.entries.iter().position(|(k, _)| k == head) {
+            Some(i) => (i, false),
+            None => {
+                let rank = |k: &str| rank_in_report(&format!("{group_prefix}{k}"));
+                let mine = rank(head);
+                let at = self.entries.iter().position(|(k, _)| rank(k) > mine).unwrap_or(self.entries.len());
+                self.entries.insert(at, (head.to_string(), Figure::Group(Figures::default())));
+                (at, true)
+            }
+        };
+        let fig = &mut self.entries[idx].1;
+        match rest {
+            None => {
+                if inserted {
+                    *fig = make();
+                }
+                fig
+            }
+            Some(r) => {
+                if !matches!(fig, Figure::Group(_)) {
+                    *fig = Figure::Group(Figures::default());
+                }
+                let Figure::Group(g) = fig else { unreachable!("made a group just above") };
+                g.slot(r, full, make)
+            }
+        }
+    }
+
+    /// Set a figure at a dotted path, replacing what was there.
+    pub fn set(&mut self, path: &str, full: &str, value: Figure) {
+        let mut value = Some(value);
+        let slot = self.slot(path, full, || value.take().expect("used once"));
+        if let Some(v) = value.take() {
+            *slot = v;
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Figure> {
+        let i = self.entries.iter().position(|(k, _)| k == name)?;
+        Some(self.entries.remove(i).1)
+    }
+}
+
+/// Rank of a path in report order; a group ranks by its first member, unknown paths last.
+fn rank_in_report(path: &str) -> usize {
+    let exact = vocabulary::order(path);
+    if exact != usize::MAX {
+        return exact;
+    }
+    let prefix = format!("{path}.");
+    vocabulary::FIELDS.iter().position(|f| f.path.starts_with(&prefix)).unwrap_or(usize::MAX)
+}
+
+impl Serialize for Figures {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.entries.len()))?;
+        for (k, v) in &self.entries {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Figure {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Figure::Count(c) => s.serialize_u64(*c),
+            Figure::Number(n) => s.serialize_f64(*n),
+            Figure::Text(t) => s.serialize_str(t),
+            Figure::Stat(st) => st.serialize(s),
+            Figure::List(l) => {
+                let mut seq = s.serialize_seq(Some(l.len()))?;
+                for v in l {
+                    seq.serialize_element(v)?;
+                }
+                seq.end()
+            }
+            Figure::Group(g) => g.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Figures {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Figure::deserialize(d)? {
+            Figure::Group(g) => Ok(g),
+            Figure::Stat(st) => {
+                // An object of stat keys only is still a group here (e.g. `{}`).
+                let mut g = Figures::default();
+                for (k, v) in st.values {
+                    g.entries.push((k.to_string(), Figure::Number(v)));
+                }
+                Ok(g)
+            }
+            _ => Err(de::Error::custom("expected an object of figures")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Figure {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Figure;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, a string, a list or an object of figures")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Figure, E> {
+                Ok(Figure::Count(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Figure, E> {
+                Ok(Figure::Number(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Figure, E> {
+                Ok(Figure::Number(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Figure, E> {
+                Ok(Figure::Text(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Figure, E> {
+                Ok(Figure::Text(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Figure, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = a.next_element::<Option<f64>>()? {
+                    out.push(v);
+                }
+                Ok(Figure::List(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Figure, A::Error> {
+                let mut entries: Vec<(String, Figure)> = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Option<Figure>>()? {
+                    if let Some(v) = v {
+                        entries.push((k, v));
+                    }
+                }
+                let all_stat = !entries.is_empty()
+                    && entries.iter().all(|(k, v)| StatKey::parse(k).is_some() && v.as_f64().is_some());
+                if all_stat {
+                    let mut st = Stat::default();
+                    for (k, v) in entries {
+                        st.set(StatKey::parse(&k).expect("checked"), v.as_f64().expect("checked"));
+                    }
+                    Ok(Figure::Stat(st))
+                } else {
+                    Ok(Figure::Group(Figures { entries }))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Which statistic of a distribution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StatKey {
+    Mean,
+    Min,
+    /// A percentile, e.g. 50, 99, 99.9 (`median` is `P(50)`).
+    P(f64),
+    Max,
+    Std,
+}
+
+impl StatKey {
+    /// `Mean`, `mean`, `Median`, `P99`, `p99.9`, `Max`, `Min`, `Std`, `avg`.
+    pub fn parse(s: &str) -> Option<StatKey> {
+        let l = s.trim().to_ascii_lowercase();
+        Some(match l.as_str() {
+            "mean" | "avg" | "average" => StatKey::Mean,
+            "median" | "mdn" => StatKey::P(50.0),
+            "min" => StatKey::Min,
+            "max" => StatKey::Max,
+            "std" | "stddev" => StatKey::Std,
+            _ => {
+                let num = l.strip_prefix('p')?;
+                if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                    return None;
+                }
+                let p: f64 = num.parse().ok()?;
+                if !(0.0..=100.0).contains(&p) {
+                    return None;
+                }
+                StatKey::P(p)
+            }
+        })
+    }
+
+    fn rank(self) -> (u8, f64) {
+        match self {
+            StatKey::Mean => (0, 0.0),
+            StatKey::Min => (1, 0.0),
+            StatKey::P(p) => (2, p),
+            StatKey::Max => (3, 0.0),
+            StatKey::Std => (4, 0.0),
+        }
+    }
+}
+
+impl fmt::Display for StatKey {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            StatKey::Mean => f.write_str("mean"),
+            StatKey::Min => f.write_str("min"),
+            StatKey::P(p) => write!(f, "p{p}"),
+            StatKey::Max => f.write_str("max"),
+            StatKey::Std => f.write_str("std"),
+        }
+    }
+}
+
+/// Statistics of one distribution, in the order mean, min, percentiles ascending, max, std.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stat {
+    values: Vec<(StatKey, f64)>,
+}
+
+impl Stat {
+    pub fn get(&self, key: StatKey) -> Option<f64> {
+        self.values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        self.get(StatKey::Mean)
+    }
+
+    /// Set a statistic; returns the previous value.
+    pub fn set(&mut self, key: StatKey, v: f64) -> Option<f64> {
+        if let Some(slot) = self.values.iter_mut().find(|(k, _)| *k == key) {
+            return Some(std::mem::replace(&mut slot.1, v));
+        }
+        let at = self
+            .values
+            .iter()
+            .position(|(k, _)| k.rank().partial_cmp(&key.rank()) == Some(std::cmp::Ordering::Greater))
+            .unwrap_or(self.values.len());
+        self.values.insert(at, (key, v));
+        None
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (StatKey, f64)> + '_ {
+        self.values.iter().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+impl Serialize for Stat {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.values.len()))?;
+        for (k, v) in &self.values {
+            m.serialize_entry(&k.to_string(), v)?;
+        }
+        m.end()
+    }
+}
+
+/// What bench-normalize computed from the run's own figures (see the README, "Derivation").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    #[serde(default)]
+    pub tpot_ms: DerivedTpot,
+    #[serde(default)]
+    pub per_user_decode_tok_per_s: Option<f64>,
+    #[serde(default)]
+    pub output_tok_per_s: Option<f64>,
+    #[serde(default)]
+    pub request_per_s: Option<f64>,
+    #[serde(default)]
+    pub mean_in_flight: Option<f64>,
+    #[serde(default)]
+    pub slot_utilization: Option<f64>,
+    #[serde(default)]
+    pub tokens_per_chunk: Option<f64>,
+    /// Present only when the tool printed no E2E latency: `TTFT + (n_avg - 1) x TPOT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_ms: Option<DerivedE2e>,
+    /// Why a figure above is null.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub undefined: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DerivedTpot {
+    pub mean: Option<f64>,
+    pub method: Option<TpotMethod>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    /// Sum of decode time over sum of decode tokens (per-request method).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_weighted_mean: Option<f64>,
+    /// The formula with the run's numbers in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formula: Option<String>,
+    /// Why TPOT is null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TpotMethod {
+    /// Exact per-request TPOT from per-request arrays.
+    PerRequest,
+    /// `(E2E_mean - TTFT_mean) / (N_out / R - 1)`.
+    E2eTtftTokens,
+    /// The tool's own TPOT rows.
+    ToolTpot,
+    /// A hand-written report's `tpot_ms`, as claimed.
+    Claimed,
+}
+
+impl TpotMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TpotMethod::PerRequest => "per-request",
+            TpotMethod::E2eTtftTokens => "e2e-ttft-tokens",
+            TpotMethod::ToolTpot => "tool-tpot",
+            TpotMethod::Claimed => "claimed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DerivedE2e {
+    pub mean: f64,
+    pub approximate: bool,
+    pub formula: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub id: String,
+    pub severity: Severity,
+    pub status: Status,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Accepted,
+    Rejected,
+}
+
+impl Verdict {
+    fn accepted() -> Verdict {
+        Verdict::Accepted
+    }
+}
+
+/// Something the normalizer noticed: a correction, an unreadable value, an ambiguity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+/// A row as printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The section header above the row, `null` at the top of the block.
+    pub section: Option<String>,
+    /// The label without its trailing colon.
+    pub label: String,
+    /// The value as printed, `null` for a bare heading such as `Per-position acceptance (%):`.
+    pub value: Option<String>,
+    pub line: usize,
+    /// The canonical figure the row fed (`reported.ttft_ms.mean`), `null` when none.
+    pub field: Option<String>,
+    /// `preamble` for a line printed before the block that belongs to the same run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_keys_parse_and_order() {
+        let mut s = Stat::default();
+        for (k, v) in [("Max", 9.0), ("P99", 5.0), ("Median", 3.0), ("Mean", 4.0), ("P99.9", 6.0), ("P90", 4.5)] {
+            s.set(StatKey::parse(k).unwrap(), v);
+        }
+        let keys: Vec<String> = s.iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(keys, ["mean", "p50", "p90", "p99", "p99.9", "max"]);
+        assert_eq!(StatKey::parse("P1000"), None);
+        assert_eq!(StatKey::parse("Pfoo"), None);
+    }
+
+    #[test]
+    fn figures_keep_vocabulary_order_and_nest() {
+        let mut f = Figures::default();
+        f.set("itl_ms", "reported.itl_ms", Figure::Text("x".into()));
+        f.set("speculative.drafts", "reported.speculative.drafts", Figure::Count(3));
+        f.set("ttft_ms", "reported.ttft_ms", Figure::Number(1.0));
+        let names: Vec<&str> = f.iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["ttft_ms", "itl_ms", "speculative"]);
+        assert_eq!(f.number("speculative.drafts"), Some(3.0));
+    }
+
+    #[test]
+    fn figures_round_trip_through_json() {
+        let mut f = Figures::default();
+        let mut st = Stat::default();
+        st.set(StatKey::Mean, 12.8);
+        st.set(StatKey::P(99.0), 13.0);
+        f.set("tpot_ms", "reported.tpot_ms", Figure::Stat(st));
+        f.set("accept_length", "reported.accept_length", Figure::Number(2.5));
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, r#"{"tpot_ms":{"mean":12.8,"p99":13.0},"accept_length":2.5}"#);
+        let back: Figures = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
+    }
+}

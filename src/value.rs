@@ -1,0 +1,233 @@
+//! Reading a printed value (`140.14`, `inf`, `not set`, `45.7%`, `1/1`, `13395.44  ·`) with nom.
+//!
+//! The lexer says what the text is; whether that fits a figure (a count, a number, text) is decided
+//! by [`read`], which never guesses: a value that cannot be read for sure is `Unreadable` with a
+//! reason, and the row keeps the printed text.
+
+use nom::{
+    IResult, Parser,
+    branch::alt,
+    bytes::complete::{tag, tag_no_case, take_while1},
+    character::complete::{char, digit1, space0},
+    combinator::{map, opt, recognize},
+    multi::many1,
+    number::complete::recognize_float,
+    sequence::{pair, preceded, terminated},
+};
+
+use crate::vocabulary::Kind;
+
+/// What a printed value is, lexically.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Token {
+    /// A decimal number (`140.14`, `16`, `1e3`, `10,944.03`); `grouped` when it had thousands
+    /// separators.
+    Number { value: f64, grouped: bool },
+    /// `45.7%`
+    Percent(f64),
+    /// `1/1` (successful / sent)
+    Ratio(u64, u64),
+    /// `inf`, `-inf`, `Infinity`
+    Infinite,
+    /// `nan`, `NaN`
+    NotANumber,
+    /// `not set`, `None`, `null`, `N/A`, `-`: the tool says there is no value.
+    Unset,
+    /// `trace` (SGLang's request rate replayed from trace timestamps)
+    Trace,
+}
+
+/// The value a figure gets from a printed text, or why it gets none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    Count(u64),
+    Number(f64),
+    Text(String),
+    /// The tool printed "no value" (`not set`, `None`, `inf`, `nan`): absent, never zero.
+    Absent(&'static str),
+    /// The text could not be read for sure; the figure stays absent.
+    Unreadable(String),
+}
+
+fn number(i: &str) -> IResult<&str, Token> {
+    // Thousands separators only in groups of exactly three digits: `10,944.03`.
+    let grouped = recognize((
+        opt(char('-')),
+        take_while1(|c: char| c.is_ascii_digit()),
+        many1(preceded(char(','), take_while_m_n_digits3)),
+        opt(pair(char('.'), digit1)),
+    ));
+    alt((
+        map(grouped, |s: &str| {
+            let clean: String = s.chars().filter(|c| *c != ',').collect();
+            Token::Number { value: clean.parse().unwrap_or(f64::NAN), grouped: true }
+        }),
+        map(recognize_float, |s: &str| Token::Number { value: s.parse().unwrap_or(f64::NAN), grouped: false }),
+    ))
+    .parse(i)
+}
+
+fn take_while_m_n_digits3(i: &str) -> IResult<&str, &str> {
+    nom::bytes::complete::take_while_m_n(3, 3, |c: char| c.is_ascii_digit()).parse(i)
+}
+
+fn word_token(i: &str) -> IResult<&str, Token> {
+    alt((
+        map(alt((tag_no_case("-inf"), tag_no_case("infinity"), tag_no_case("inf"))), |_| Token::Infinite),
+        map(tag_no_case("nan"), |_| Token::NotANumber),
+        map(alt((tag_no_case("not set"), tag("None"), tag("null"), tag("N/A"))), |_| Token::Unset),
+        map(tag("trace"), |_| Token::Trace),
+    ))
+    .parse(i)
+}
+
+fn token(i: &str) -> IResult<&str, Token> {
+    alt((
+        word_token,
+        map(
+            (
+                terminated(digit1, (space0, char('/'), space0)),
+                digit1,
+            ),
+            |(a, b): (&str, &str)| Token::Ratio(a.parse().unwrap_or(u64::MAX), b.parse().unwrap_or(u64::MAX)),
+        ),
+        map(terminated(number, char('%')), |t| match t {
+            Token::Number { value, .. } => Token::Percent(value),
+            other => other,
+        }),
+        number,
+    ))
+    .parse(i)
+}
+
+/// Split a printed value into its token and what follows it (trimmed).
+pub fn lex(text: &str) -> Option<(Token, &str)> {
+    let text = text.trim();
+    if text == "-" {
+        return Some((Token::Unset, ""));
+    }
+    let (rest, tok) = token(text).ok()?;
+    // A number must not run into letters or digits (`12ms`, `3.1.2`).
+    if let Some(c) = rest.chars().next() {
+        if c.is_alphanumeric() || c == '.' || c == '_' {
+            return None;
+        }
+    }
+    Some((tok, rest.trim()))
+}
+
+/// True when text after a value is only decoration (`·`, `<=====`, `*`, `|`) and no second value.
+fn is_decoration(rest: &str) -> bool {
+    !rest.chars().any(|c| c.is_alphanumeric())
+}
+
+/// Read a printed value as a figure of `kind`. `suffix` matches what the format prints after the
+/// value (a unit such as `s`, an annotation such as `(Poisson process)`), which is expected and
+/// not a stray.
+pub fn read(text: &str, kind: Kind, suffix: Option<&regex::Regex>) -> (Read, Option<String>) {
+    let text = text.trim();
+    if kind == Kind::Text {
+        return if text.is_empty() { (Read::Absent("empty"), None) } else { (Read::Text(text.to_string()), None) };
+    }
+    let Some((tok, rest)) = lex(text) else {
+        return (Read::Unreadable(format!("'{text}' is not a number")), None);
+    };
+    let mut remark = None;
+    if !rest.is_empty() && !suffix.is_some_and(|r| r.is_match(rest)) {
+        if is_decoration(rest) {
+            remark = Some(format!("ignored '{rest}' after the value"));
+        } else {
+            return (Read::Unreadable(format!("'{text}' has more than one value")), None);
+        }
+    }
+    let (value, grouped) = match tok {
+        Token::Infinite => return (Read::Absent("infinite"), remark),
+        Token::NotANumber => return (Read::Absent("not a number"), remark),
+        Token::Unset => return (Read::Absent("not set"), remark),
+        Token::Trace => return (Read::Absent("replayed from a trace"), remark),
+        Token::Ratio(a, _) if kind == Kind::Count => return (Read::Count(a), remark),
+        Token::Ratio(..) => return (Read::Unreadable(format!("'{text}' is a ratio, not a number")), None),
+        Token::Number { value, grouped } => (value, grouped),
+        Token::Percent(value) => (value, false),
+    };
+    if !value.is_finite() {
+        return (Read::Unreadable(format!("'{text}' is out of range")), None);
+    }
+    if grouped {
+        remark.get_or_insert_with(|| "read thousands separators".to_string());
+    }
+    let read = match kind {
+        Kind::Count if value >= 0.0 && value.fract() == 0.0 && value < 9.0e15 => Read::Count(value as u64),
+        Kind::Count => Read::Unreadable(format!("'{text}' is not a whole number")),
+        _ => Read::Number(value),
+    };
+    (read, remark)
+}
+
+/// The denominator of a `a/b` value, when there is one.
+pub fn ratio_total(text: &str) -> Option<u64> {
+    match lex(text)? {
+        (Token::Ratio(_, b), _) => Some(b),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(text: &str) -> Read {
+        read(text, Kind::Number, None).0
+    }
+
+    #[test]
+    fn numbers_and_words() {
+        assert_eq!(n("140.14"), Read::Number(140.14));
+        assert_eq!(n("  16  "), Read::Number(16.0));
+        assert_eq!(n("inf"), Read::Absent("infinite"));
+        assert_eq!(n("Infinity"), Read::Absent("infinite"));
+        assert_eq!(n("nan"), Read::Absent("not a number"));
+        assert_eq!(n("not set"), Read::Absent("not set"));
+        assert_eq!(n("None"), Read::Absent("not set"));
+        assert_eq!(n("trace"), Read::Absent("replayed from a trace"));
+        assert_eq!(n("45.7%"), Read::Number(45.7));
+        assert_eq!(n("10,944.03"), Read::Number(10944.03));
+        assert_eq!(n("-3"), Read::Number(-3.0));
+    }
+
+    #[test]
+    fn counts_must_be_whole() {
+        assert_eq!(read("64.00", Kind::Count, None).0, Read::Count(64));
+        assert_eq!(read("1/1", Kind::Count, None).0, Read::Count(1));
+        assert!(matches!(read("64.5", Kind::Count, None).0, Read::Unreadable(_)));
+        assert!(matches!(read("-1", Kind::Count, None).0, Read::Unreadable(_)));
+        assert_eq!(ratio_total("3/4"), Some(4));
+    }
+
+    #[test]
+    fn strays_are_dropped_but_second_values_are_not_guessed() {
+        let (r, remark) = read("13395.44  ·", Kind::Number, None);
+        assert_eq!(r, Read::Number(13395.44));
+        assert!(remark.unwrap().contains('·'));
+        assert_eq!(read("12.5 <=====", Kind::Number, None).0, Read::Number(12.5));
+        assert!(matches!(n("12.5 13.7"), Read::Unreadable(_)));
+        assert!(matches!(n("12ms"), Read::Unreadable(_)));
+        assert!(matches!(n("1.2.3"), Read::Unreadable(_)));
+        assert!(matches!(n("fast"), Read::Unreadable(_)));
+        assert!(matches!(n(""), Read::Unreadable(_)));
+    }
+
+    #[test]
+    fn expected_unit_suffix_is_not_a_stray() {
+        let s = regex::Regex::new("^(?:s)$").unwrap();
+        let rps = regex::Regex::new("^(?:requests/s)$").unwrap();
+        assert_eq!(read("12.34 s", Kind::Number, Some(&s)).0, Read::Number(12.34));
+        assert_eq!(read("0.57 requests/s", Kind::Number, Some(&rps)).0, Read::Number(0.57));
+        assert!(matches!(read("12.34 s", Kind::Number, None).0, Read::Unreadable(_)));
+    }
+
+    #[test]
+    fn text_is_kept() {
+        assert_eq!(read(" sglang-oai ", Kind::Text, None).0, Read::Text("sglang-oai".into()));
+    }
+}

@@ -1,0 +1,41 @@
+//! Helpers shared by the integration tests: the project's own samples, never ../shared.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use bench_normalize::{Definitions, Error, Policy, Run, normalize};
+
+pub fn samples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
+}
+
+/// Path relative to `samples/`, `/`-separated: stable in reports and snapshots.
+pub fn sample_name(path: &Path) -> String {
+    path.strip_prefix(samples_dir()).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}
+
+/// Normalize a sample file with the built-in definitions and the default policy.
+pub fn normalize_file(path: &Path) -> Result<Vec<Run>, Error> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut runs = Vec::new();
+    normalize(&bytes[..], &sample_name(path), Definitions::builtin(), &Policy::default(), |r| {
+        runs.push(r);
+        Ok(())
+    })?;
+    Ok(runs)
+}
+
+/// Every file under `samples/<dir>` with a name ending in `suffix`, sorted.
+pub fn sample_files(dir: &str, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(samples_dir().join(dir))
+        .unwrap_or_else(|e| panic!("samples/{dir}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}

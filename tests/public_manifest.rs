@@ -1,0 +1,57 @@
+//! Published blocks (samples/public): the figures read agree with the manifest's expected values.
+
+mod common;
+
+use bench_normalize::Run;
+
+fn figure(run: &Run, key: &str) -> Option<f64> {
+    match key {
+        "completed_requests" => run.totals.number("successful_requests"),
+        "duration_s" => run.totals.number("duration_s"),
+        "total_input_tokens" => run.totals.number("input_tokens"),
+        "total_output_tokens" => run.totals.number("output_tokens"),
+        "max_concurrency" => run.workload.number("max_concurrency"),
+        "mean_ttft_ms" => run.reported.stat("ttft_ms").and_then(|s| s.mean()),
+        "mean_e2e_ms" => run.reported.stat("e2e_ms").and_then(|s| s.mean()),
+        "mean_tpot_ms" => run.reported.stat("tpot_ms").and_then(|s| s.mean()),
+        "mean_itl_ms" => run.reported.stat("itl_ms").and_then(|s| s.mean()),
+        "accept_length" => run.reported.number("accept_length"),
+        other => panic!("unknown manifest key {other}"),
+    }
+}
+
+#[test]
+fn published_blocks_read_as_the_manifest_says() {
+    let manifest = common::read_json(&common::samples_dir().join("public/manifest.json"));
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for entry in manifest.as_array().unwrap() {
+        let file = entry["file"].as_str().unwrap();
+        let tool = entry["tool"].as_str().unwrap();
+        if tool != "vllm" && tool != "sglang" {
+            continue;
+        }
+        let runs = common::normalize_file(&common::samples_dir().join("public").join(file)).unwrap();
+        assert_eq!(runs.len() as u64, entry["blocks"].as_u64().unwrap(), "{file}: number of runs");
+        for (key, want) in entry["expected"].as_object().unwrap() {
+            let got = figure(&runs[0], key);
+            if got != want.as_f64() {
+                failures.push(format!("{file}: {key} = {got:?}, manifest says {want}"));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn an_image_generation_block_is_not_read_as_an_llm_run() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/004-other.txt")).unwrap();
+    let run = &runs[0];
+    assert_eq!(run.source.parser, "sglang-multimodal-gen");
+    assert_eq!(run.totals.number("successful_requests"), Some(1.0));
+    assert_eq!(run.totals.number("sent_requests"), Some(1.0));
+    assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(50968.1));
+    assert!(run.reported.get("ttft_ms").is_none() && run.derived.tpot_ms.mean.is_none());
+}
