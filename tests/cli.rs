@@ -1,0 +1,153 @@
+//! The executable: inputs, exit codes, diagnostics.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bench-normalize"))
+}
+
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn sample(name: &str) -> String {
+    common::samples_dir().join(name).display().to_string()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn stdin_is_read_when_no_file_is_given_and_for_dash() {
+    let log = std::fs::read(sample("captured/sglang-oai-s2.stdout.txt")).unwrap();
+    for args in [&[][..], &["-"][..]] {
+        let out = run_with_stdin(args, &log);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let report = json(&out);
+        assert_eq!(report["runs"][0]["source"]["input"], "-");
+        assert_eq!(report["runs"][0]["derived"]["tpot_ms"]["method"], "e2e-ttft-tokens");
+    }
+}
+
+#[test]
+fn several_files_give_runs_in_input_order() {
+    let out = bin().args([sample("captured/vllm-s4.stdout.txt"), sample("captured/sglang-s1.stdout.txt")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report = json(&out);
+    let runs = report["runs"].as_array().unwrap();
+    let got: Vec<(String, u64, u64)> = runs
+        .iter()
+        .map(|r| (r["source"]["parser"].as_str().unwrap().to_string(), r["source"]["block"].as_u64().unwrap(), r["workload"]["max_concurrency"].as_u64().unwrap()))
+        .collect();
+    let want: Vec<(String, u64, u64)> = vec![
+        ("vllm-bench-serve".into(), 1, 1),
+        ("vllm-bench-serve".into(), 2, 2),
+        ("vllm-bench-serve".into(), 3, 4),
+        ("vllm-bench-serve".into(), 4, 8),
+        ("sglang-bench-serving".into(), 1, 4),
+    ];
+    assert_eq!(got, want);
+}
+
+#[test]
+fn no_result_is_exit_3_with_one_line_naming_the_input() {
+    let out = run_with_stdin(&[], b"Namespace(backend='vllm')\nTotal input tokens: 5\nnothing here\n");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(out.stdout.is_empty(), "no half-written report");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("bench-normalize: -: no benchmark result found (looked for: "), "{err}");
+    assert!(err.contains("Serving Benchmark Result"), "{err}");
+
+    let out = run_with_stdin(&[], b"");
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn a_missing_file_is_exit_4_and_the_other_inputs_are_still_reported() {
+    let out = bin().args(["/nonexistent/run.log", &sample("captured/vllm-s1.stdout.txt")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 1);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("bench-normalize: /nonexistent/run.log: cannot read:"), "{err}");
+}
+
+#[test]
+fn bad_flags_are_exit_2() {
+    let out = bin().arg("--no-such-flag").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = bin().args(["--format", "yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = bin().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_cut_off_block_is_reported_and_rejected() {
+    let log = std::fs::read_to_string(sample("captured/vllm-s2.stdout.txt")).unwrap();
+    let cut: String = log.lines().take_while(|l| !l.starts_with("Mean E2EL")).map(|l| format!("{l}\n")).collect();
+    let out = run_with_stdin(&[], cut.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let run = &json(&out)["runs"][0];
+    assert_eq!(run["verdict"], "rejected");
+    let check = run["checks"].as_array().unwrap().iter().find(|c| c["id"] == "complete-block").unwrap();
+    assert_eq!(check["status"], "fail");
+    let msg = check["message"].as_str().unwrap();
+    let last = cut.lines().count();
+    assert!(msg.contains(&format!("cut off after line {last}")), "{msg}");
+    assert!(msg.contains("the input ended before the closing line"), "{msg}");
+    // The rows that were printed are all there.
+    assert_eq!(run["reported"]["itl_ms"]["mean"], 125.8);
+}
+
+#[test]
+fn bytes_that_are_not_utf8_do_not_stop_it() {
+    let mut log = b"\xff\xfe garbage \x00\x01\n".to_vec();
+    log.extend(std::fs::read(sample("captured/vllm-s1.stdout.txt")).unwrap());
+    log.extend(b"\n\xc3\x28 more garbage\n");
+    let out = run_with_stdin(&[], &log);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["runs"][0]["totals"]["successful_requests"], 16);
+}
+
+#[test]
+fn jsonl_prints_one_run_per_line() {
+    let out = bin().args(["--format", "jsonl", &sample("captured/vllm-s4.stdout.txt")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[3]["source"]["block"], 4);
+}
+
+#[test]
+fn closing_stdout_early_is_not_an_error() {
+    let log = std::fs::read_to_string(sample("captured/vllm-s4.stdout.txt")).unwrap();
+    let big = log.repeat(400);
+    let mut child = bin().args(["--format", "jsonl"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(big.as_bytes());
+    });
+    let mut first = [0u8; 64];
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    writer.join().unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}
