@@ -21,7 +21,7 @@ pub struct Origin<'a> {
 
 /// Assemble a run (without derived figures and checks, which later stages add).
 pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
-    let Extracted { rows, assignments, mut notes, .. } = extracted;
+    let Extracted { rows, assignments, mut notes, requests, .. } = extracted;
     let mut run = Run {
         source: Source {
             parser: origin.definition.id.clone(),
@@ -43,6 +43,7 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
         verdict: crate::report::Verdict::Accepted,
         notes: Vec::new(),
         rows,
+        requests: requests.map(Box::new),
     };
 
     // Lines before the banner first, so that the block's own rows win over them.
@@ -276,4 +277,77 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
         s.itl_why = Some("the tool splits chunk gaps per token".into());
     }
     s
+}
+
+/// A canonical run read back (written by hand, or by an earlier `bench-normalize`): every known
+/// figure must have its kind. Returns the path and what is wrong.
+pub fn check_figure_types(run: &Run) -> Result<(), (String, String)> {
+    fn walk(g: &Figures, prefix: &str) -> Result<(), (String, String)> {
+        for (name, fig) in g.iter() {
+            let path = format!("{prefix}.{name}");
+            let Some(def) = crate::vocabulary::field(&path) else {
+                if let Figure::Group(sub) = fig {
+                    walk(sub, &path)?;
+                }
+                continue;
+            };
+            let ok = match (def.kind, fig) {
+                (Kind::Count, Figure::Count(_)) | (Kind::Number, Figure::Count(_) | Figure::Number(_)) => true,
+                (Kind::Count, Figure::Number(n)) => {
+                    return Err((path, format!("expected a whole number, got {n}")));
+                }
+                (Kind::Text, Figure::Text(_)) | (Kind::Stat, Figure::Stat(_)) | (Kind::List, Figure::List(_)) => true,
+                (Kind::Stat, Figure::Group(sub)) => {
+                    let keys: Vec<&str> = sub.iter().map(|(k, _)| k).collect();
+                    return Err((path, format!("expected statistics (mean, min, p50, p90, p99, max, std), got keys {}", keys.join(", "))));
+                }
+                _ => false,
+            };
+            if !ok {
+                let want = match def.kind {
+                    Kind::Count => "a whole number",
+                    Kind::Number => "a number",
+                    Kind::Text => "a string",
+                    Kind::Stat => "an object of statistics (mean, p50, p99, ...)",
+                    Kind::List => "a list of numbers",
+                };
+                let got = match fig {
+                    Figure::Count(_) | Figure::Number(_) => "a number",
+                    Figure::Text(_) => "a string",
+                    Figure::Stat(_) | Figure::Group(_) => "an object",
+                    Figure::List(_) => "a list",
+                };
+                return Err((path, format!("expected {want}, got {got}")));
+            }
+        }
+        Ok(())
+    }
+    walk(&run.workload, "workload")?;
+    walk(&run.totals, "totals")?;
+    walk(&run.reported, "reported")
+}
+
+/// Prepare a canonical run read back for a fresh derivation and validation: fill in where it came
+/// from, and take a claimed `derived.tpot_ms.mean` as the run's claim when it states no
+/// `reported.tpot_ms`.
+pub fn reopen(run: &mut Run, input: &str, index: usize) {
+    if run.source.input.is_empty() {
+        run.source.input = input.to_string();
+    }
+    if run.source.block == 0 {
+        run.source.block = index;
+    }
+    if run.reported.get("tpot_ms").is_none() {
+        if let Some(claimed) = run.derived.tpot_ms.mean {
+            let mut st = Stat::default();
+            st.set(crate::report::StatKey::Mean, claimed);
+            run.reported.set("tpot_ms", "reported.tpot_ms", Figure::Stat(st));
+            run.notes.push(Note {
+                code: "claimed-tpot".into(),
+                message: format!("the report's derived.tpot_ms.mean {claimed} is checked as its claimed TPOT"),
+                line: None,
+            });
+        }
+    }
+    run.checks.clear();
 }

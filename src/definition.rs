@@ -44,7 +44,69 @@ pub struct Definition {
     pub semantics: SemanticsSpec,
     pub variants: Vec<Variant>,
     pub context: Vec<RowSpec>,
+    /// Text formats: rows of the block. JSON formats: keys of the document (dotted paths into
+    /// nested objects; a `{stat}` placeholder as in `{stat}_ttft_ms`).
     pub rows: Vec<RowSpec>,
+    /// JSON formats: when a document is this format.
+    pub detect: Option<DetectSpec>,
+    /// JSON formats: the per-request arrays, by role.
+    pub requests: RequestsSpec,
+    /// JSON formats: a number must be a JSON number and text a string (hand-written reports);
+    /// otherwise values are read leniently (`"inf"` is an absent number).
+    pub strict_types: bool,
+}
+
+/// When a JSON document is of a format: keys it must have, and keys of which it needs one.
+#[derive(Debug, Default)]
+pub struct DetectSpec {
+    pub keys_all: Vec<String>,
+    pub keys_any: Vec<String>,
+}
+
+/// A per-request array of a JSON format.
+#[derive(Debug, Clone)]
+pub struct ArraySpec {
+    pub key: String,
+    pub unit: Option<Unit>,
+}
+
+/// The per-request arrays of a JSON format, by what they hold.
+#[derive(Debug, Clone, Default)]
+pub struct RequestsSpec {
+    pub ttft: Option<ArraySpec>,
+    pub latency: Option<ArraySpec>,
+    pub output_len: Option<ArraySpec>,
+    pub input_len: Option<ArraySpec>,
+    /// Gaps between streamed chunks (or tokens), one list per request.
+    pub gaps: Option<ArraySpec>,
+    pub error: Option<ArraySpec>,
+    /// Other per-request arrays: kept compact, counted, not used.
+    pub other: Vec<String>,
+}
+
+impl RequestsSpec {
+    /// Every array key with how it is kept.
+    pub fn kinds(&self) -> Vec<(String, crate::input::json::ArrayKind)> {
+        use crate::input::json::ArrayKind::*;
+        let mut v = Vec::new();
+        for a in [&self.ttft, &self.latency, &self.output_len, &self.input_len].into_iter().flatten() {
+            v.push((a.key.clone(), Numbers));
+        }
+        if let Some(a) = &self.gaps {
+            v.push((a.key.clone(), Gaps));
+        }
+        if let Some(a) = &self.error {
+            v.push((a.key.clone(), Errors));
+        }
+        for k in &self.other {
+            v.push((k.clone(), Counted));
+        }
+        v
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kinds().is_empty()
+    }
 }
 
 /// How a text block is found and divided.
@@ -197,6 +259,16 @@ impl LabelPattern {
         Ok(LabelPattern { prefix: t[..open].to_string(), hole: Some(hole), suffix })
     }
 
+    /// Match a JSON key: like a label, but `{stat}` is lower-case there (`p99.9_ttft_ms`).
+    pub fn matches_raw(&self, key: &str) -> Option<Captured> {
+        self.matches(key)
+    }
+
+    /// The text before the placeholder (the whole text when there is none).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// Match a normalized label.
     pub fn matches(&self, label: &str) -> Option<Captured> {
         let Some(hole) = self.hole else {
@@ -233,6 +305,11 @@ pub struct RowSpec {
     pub suffix: Option<Regex>,
     /// For `a/b` values: where `b` goes.
     pub total: Option<Target>,
+    /// JSON formats: the document must have this key (a hand-written report without it is an
+    /// error naming the key).
+    pub required: bool,
+    /// The tool writes 0 for "does not apply" (vLLM's `rtfx` outside audio runs).
+    pub zero_is_absent: bool,
 }
 
 impl RowSpec {
@@ -283,6 +360,15 @@ impl Definition {
 
     pub fn variant(&self, id: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.id == id)
+    }
+
+    /// The spec of a JSON key (a dotted path).
+    pub fn key_spec(&self, key: &str) -> Option<(&RowSpec, Captured)> {
+        self.rows.iter().find_map(|spec| spec.labels.iter().find_map(|p| p.matches_raw(key)).map(|c| (spec, c)))
+    }
+
+    pub fn is_json(&self) -> bool {
+        matches!(self.format, Format::ResultJson | Format::ResultJsonl | Format::Report)
     }
 }
 
@@ -358,6 +444,56 @@ struct RawDefinition {
     context: Vec<RawRow>,
     #[serde(default)]
     row: Vec<RawRow>,
+    #[serde(default)]
+    key: Vec<RawKey>,
+    detect: Option<RawDetect>,
+    #[serde(default)]
+    requests: RawRequests,
+    #[serde(default)]
+    strict_types: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDetect {
+    #[serde(default)]
+    keys_all: Vec<String>,
+    #[serde(default)]
+    keys_any: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRequests {
+    ttft: Option<RawArray>,
+    latency: Option<RawArray>,
+    output_len: Option<RawArray>,
+    input_len: Option<RawArray>,
+    gaps: Option<RawArray>,
+    error: Option<RawArray>,
+    #[serde(default)]
+    other: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArray {
+    key: String,
+    unit: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKey {
+    key: Spanned<String>,
+    #[serde(default)]
+    aliases: Vec<Spanned<String>>,
+    field: Option<Spanned<String>>,
+    unit: Option<Spanned<String>>,
+    #[serde(default)]
+    required: bool,
+    #[serde(default)]
+    zero_is_absent: bool,
 }
 
 #[derive(Deserialize)]
@@ -440,7 +576,7 @@ struct RawVariant {
     note: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawRow {
     label: Spanned<String>,
@@ -454,7 +590,7 @@ struct RawRow {
     total_field: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(untagged)]
 enum OneOrMany {
     One(String),
@@ -490,8 +626,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         "stdout" => Format::Stdout,
         "result-json" => Format::ResultJson,
         "result-jsonl" => Format::ResultJsonl,
+        "report" => Format::Report,
         other => {
-            return Err(err_at(raw.format.span().start, "format", format!("unknown format '{other}' (stdout, result-json, result-jsonl)")));
+            return Err(err_at(raw.format.span().start, "format", format!("unknown format '{other}' (stdout, result-json, result-jsonl, report)")));
         }
     };
     if raw.id.get_ref().is_empty() || !raw.id.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') {
@@ -531,7 +668,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                     let hole = labels[0].hole();
                     let wants = match (t.field.kind, t.stat) {
                         (Kind::Stat, None) => Some(Hole::Stat),
-                        (Kind::List, _) => Some(Hole::Index),
+                        // A JSON key holds the whole list.
+                        (Kind::List, _) if what != "key" => Some(Hole::Index),
                         _ => None,
                     };
                     if wants.is_some() && hole != wants {
@@ -571,12 +709,55 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                         .map(|x| Regex::new(&format!("^(?:{})$", x.get_ref())).map_err(|e| err_at(x.span().start, &format!("{what}.suffix"), format!("bad regular expression: {e}"))))
                         .transpose()?,
                     total: r.total_field.as_ref().map(|f| target(f, &format!("{what}.total_field"))).transpose()?,
+                    required: false,
+                    zero_is_absent: false,
                 })
             })
             .collect()
     };
-    let rows = rows_of(&raw.row, "row")?;
+    let mut rows = rows_of(&raw.row, "row")?;
     let context = rows_of(&raw.context, "context")?;
+    let as_rows: Vec<RawRow> = raw
+        .key
+        .iter()
+        .map(|k| RawRow {
+            label: k.key.clone(),
+            aliases: k.aliases.clone(),
+            section: None,
+            field: k.field.clone(),
+            unit: k.unit.clone(),
+            occurrence: None,
+            suffix: None,
+            total_field: None,
+        })
+        .collect();
+    let mut keys = rows_of(&as_rows, "key")?;
+    for (spec, raw_key) in keys.iter_mut().zip(&raw.key) {
+        spec.required = raw_key.required;
+        spec.zero_is_absent = raw_key.zero_is_absent;
+    }
+    rows.append(&mut keys);
+    let is_json = format != Format::Stdout;
+    if is_json && raw.detect.is_none() {
+        return Err(err_at(0, "detect", "a JSON format needs a [detect] table (keys_all / keys_any)".into()));
+    }
+    let array = |a: &Option<RawArray>, role: &str| -> Result<Option<ArraySpec>, Error> {
+        let Some(a) = a else { return Ok(None) };
+        let unit = match &a.unit {
+            None => None,
+            Some(u) => Some(Unit::parse(u.get_ref()).ok_or_else(|| err_at(u.span().start, &format!("requests.{role}.unit"), format!("unknown unit '{}'", u.get_ref())))?),
+        };
+        Ok(Some(ArraySpec { key: a.key.clone(), unit }))
+    };
+    let requests = RequestsSpec {
+        ttft: array(&raw.requests.ttft, "ttft")?,
+        latency: array(&raw.requests.latency, "latency")?,
+        output_len: array(&raw.requests.output_len, "output_len")?,
+        input_len: array(&raw.requests.input_len, "input_len")?,
+        gaps: array(&raw.requests.gaps, "gaps")?,
+        error: array(&raw.requests.error, "error")?,
+        other: raw.requests.other.clone(),
+    };
 
     let mut variants = Vec::new();
     for v in raw.variant {
@@ -648,6 +829,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         variants,
         context,
         rows,
+        detect: raw.detect.map(|d| DetectSpec { keys_all: d.keys_all, keys_any: d.keys_any }),
+        requests,
+        strict_types: raw.strict_types,
     })
 }
 

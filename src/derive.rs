@@ -6,7 +6,7 @@
 //! 3. the tool's own TPOT rows (computed per token by both tools);
 //! 4. nothing: `null`, with the reason.
 
-use crate::report::{Derived, DerivedE2e, DerivedTpot, ItlPer, Run, StatKey, TpotMethod};
+use crate::report::{ChunkStats, Derived, DerivedE2e, DerivedTpot, ItlPer, PerRequest, Requests, Run, StatKey, TpotMethod};
 
 /// Figures of a run that the derivation reads, gathered once.
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,7 +33,8 @@ impl Inputs {
             output_tokens: run.totals.number("output_tokens"),
             max_concurrency: run.workload.number("max_concurrency"),
             ttft_mean: mean("ttft_ms"),
-            e2e_mean: mean("e2e_ms"),
+            // A measured E2E: printed, or the mean of the per-request latencies.
+            e2e_mean: mean("e2e_ms").or(run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms)),
             tool_tpot_mean: mean("tpot_ms"),
             itl_mean: mean("itl_ms"),
             itl_per: run.source.semantics.itl,
@@ -64,11 +65,24 @@ pub fn show(x: f64) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
 
-/// Compute the derived figures of a run. Per-request TPOT, when the input had per-request arrays,
-/// is given by the caller (it needs the arrays, which the run does not keep).
-pub fn derive(run: &Run, per_request: Option<DerivedTpot>) -> Derived {
-    let i = Inputs::of(run);
+/// Compute the derived figures of a run.
+pub fn derive(run: &Run) -> Derived {
     let mut d = Derived::default();
+    let per_request = match &run.requests {
+        Some(req) => {
+            let (tpot, summary) = per_request(req, run.source.semantics.itl);
+            d.per_request = Some(summary);
+            tpot
+        }
+        None => None,
+    };
+    let i = {
+        let mut i = Inputs::of(run);
+        if i.e2e_mean.is_none() {
+            i.e2e_mean = d.per_request.as_ref().and_then(|p| p.e2e_mean_ms);
+        }
+        i
+    };
     let undefined = |d: &mut Derived, name: &str, why: String| {
         d.undefined.insert(name.to_string(), why);
     };
@@ -111,7 +125,9 @@ pub fn derive(run: &Run, per_request: Option<DerivedTpot>) -> Derived {
             undefined(&mut d, "slot_utilization", why);
         }
     }
+    let per_request_chunks = d.per_request.as_ref().and_then(|p| p.tokens_per_chunk.as_ref()).map(|c| c.mean);
     match (i.itl_mean, tpot, i.itl_per) {
+        (_, _, Some(ItlPer::Chunk)) if per_request_chunks.is_some() => d.tokens_per_chunk = per_request_chunks,
         (Some(itl), Some(t), Some(ItlPer::Chunk)) if t > 0.0 && itl > 0.0 => d.tokens_per_chunk = Some(round(itl / t)),
         (_, _, Some(ItlPer::Token)) => undefined(&mut d, "tokens_per_chunk", "this tool and backend time ITL per token, not per chunk".into()),
         (None, _, _) => undefined(&mut d, "tokens_per_chunk", "no mean ITL was printed".into()),
@@ -129,6 +145,82 @@ pub fn derive(run: &Run, per_request: Option<DerivedTpot>) -> Derived {
         }
     }
     d
+}
+
+/// numpy's default percentile: linear interpolation between the closest ranks.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = p / 100.0 * (sorted.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+}
+
+/// Exact per-request TPOT, `(E2E_i - TTFT_i) / (n_i - 1)` for every successful request with
+/// `n_i > 1`; request-weighted statistics (the tools' convention) and the token-weighted mean.
+fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, PerRequest) {
+    let n = req.output_len.len();
+    let (mut failed, mut single) = (0, 0);
+    let mut tpots = Vec::with_capacity(n);
+    let mut e2es = Vec::with_capacity(n);
+    let mut chunks = Vec::new();
+    let (mut decode_sum, mut token_sum) = (0.0, 0.0);
+    let e2e_source = if req.latency_ms.is_some() { "latencies" } else { "ttft + sum of gaps" };
+    for i in 0..n {
+        if req.failed.as_ref().is_some_and(|f| f[i]) {
+            failed += 1;
+            continue;
+        }
+        let (Some(ttft), Some(out)) = (req.ttft_ms[i], req.output_len[i]) else { continue };
+        let e2e = match (&req.latency_ms, &req.gaps_ms) {
+            (Some(lat), _) => lat[i],
+            (None, Some(g)) => Some(ttft + g[i].0),
+            (None, None) => None,
+        };
+        let Some(e2e) = e2e else { continue };
+        e2es.push(e2e);
+        if let Some(g) = &req.gaps_ms {
+            if out >= 1.0 {
+                chunks.push(out / (g[i].1 as f64 + 1.0));
+            }
+        }
+        if out <= 1.0 {
+            single += 1;
+            continue;
+        }
+        tpots.push((e2e - ttft) / (out - 1.0));
+        decode_sum += e2e - ttft;
+        token_sum += out - 1.0;
+    }
+    let mean = |v: &[f64]| if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
+    let tokens_per_chunk = if itl == Some(ItlPer::Chunk) && !chunks.is_empty() {
+        let m = mean(&chunks).expect("not empty");
+        chunks.sort_by(f64::total_cmp);
+        Some(ChunkStats { mean: round(m), p50: round(percentile(&chunks, 50.0)) })
+    } else {
+        None
+    };
+    let summary = PerRequest { requests: n, failed, single_token: single, e2e_source: e2e_source.into(), e2e_mean_ms: mean(&e2es).map(round), tokens_per_chunk };
+    if tpots.is_empty() {
+        return (None, summary);
+    }
+    let m = mean(&tpots).expect("not empty");
+    tpots.sort_by(f64::total_cmp);
+    let tpot = DerivedTpot {
+        mean: Some(round(m)),
+        method: Some(TpotMethod::PerRequest),
+        p50: Some(round(percentile(&tpots, 50.0))),
+        p90: Some(round(percentile(&tpots, 90.0))),
+        p99: Some(round(percentile(&tpots, 99.0))),
+        token_weighted_mean: Some(round(decode_sum / token_sum)),
+        formula: Some(format!(
+            "mean over {} requests of (E2E_i - TTFT_i) / (output_len_i - 1), E2E_i from {e2e_source} ({failed} failed and {single} single-token requests left out)",
+            tpots.len()
+        )),
+        reason: None,
+    };
+    (Some(tpot), summary)
 }
 
 fn missing(items: &[(&str, Option<f64>)]) -> String {

@@ -23,7 +23,7 @@ pub struct Assignment {
     pub unit: Option<crate::vocabulary::Unit>,
 }
 
-/// Everything read from one block.
+/// Everything read from one block or document.
 #[derive(Debug, Default)]
 pub struct Extracted {
     pub rows: Vec<Row>,
@@ -31,6 +31,8 @@ pub struct Extracted {
     pub notes: Vec<Note>,
     /// The block has no section headers (pasted in a flattened form).
     pub sectionless: bool,
+    /// Per-request arrays of a result file.
+    pub requests: Option<Requests>,
 }
 
 pub fn extract(block: &Block) -> Extracted {
@@ -151,4 +153,176 @@ fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str
 
 fn shorten(s: &str) -> String {
     if s.chars().count() > 120 { format!("{}...", s.chars().take(117).collect::<String>()) } else { s.to_string() }
+}
+
+// ------------------------------------------------------------------------------------------------
+// JSON documents
+
+use serde_json::Value;
+
+use crate::definition::Definition;
+use crate::error::{Error, Location};
+use crate::input::json::{Array, Doc};
+use crate::report::Requests;
+use crate::vocabulary::Kind;
+
+/// Read a JSON document of a definition's format: every scalar key as a row, known keys into
+/// figures, per-request arrays into [`Requests`]. A hand-written report (`strict_types`) with a
+/// field of the wrong type or without a required field is an error naming the key.
+pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted, Error> {
+    let mut out = Extracted::default();
+    let shape_error = |path: &str, message: String| Error::Report { input: input.to_string(), path: path.to_string(), message };
+
+    // Objects are walked into when a key of the definition lies below them; others are one row.
+    let descend = |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}."))));
+    let mut entries: Vec<(String, &Value)> = Vec::new();
+    fn walk<'v>(path: String, v: &'v Value, descend: &dyn Fn(&str) -> bool, out: &mut Vec<(String, &'v Value)>) {
+        match v {
+            Value::Object(m) if descend(&path) => {
+                if m.is_empty() {
+                    out.push((path.clone(), v));
+                }
+                for (k, sub) in m {
+                    walk(format!("{path}.{k}"), sub, descend, out);
+                }
+            }
+            _ => out.push((path, v)),
+        }
+    }
+    for (k, v) in &doc.fields {
+        walk(k.clone(), v, &descend, &mut entries);
+    }
+
+    for spec in def.rows.iter().filter(|r| r.required) {
+        let present = entries.iter().any(|(k, _)| {
+            spec.matches_label(k).is_some() || spec.labels.iter().any(|p| p.hole().is_some() && p.prefix().trim_end_matches('.') == k)
+        });
+        if !present {
+            return Err(shape_error(&spec.label, format!("missing: a required field of the {} shape", def.tool)));
+        }
+    }
+
+    for (path, value) in &entries {
+        let matched = def.key_spec(path);
+        let mut field = None;
+        if let Some((spec, captured)) = matched {
+            if let Some(target) = &spec.target {
+                let mut target = target.clone();
+                if target.stat.is_none() {
+                    target.stat = captured.stat;
+                }
+                let kind = if target.stat.is_some() { Kind::Number } else { target.field.kind };
+                let reads: Vec<(Option<usize>, Read)> = match (value, kind) {
+                    (Value::Array(items), Kind::List) => items.iter().enumerate().map(|(i, v)| (Some(i), json_read(v, Kind::Number, def.strict_types))).collect(),
+                    (v, k) => vec![(None, json_read(v, k, def.strict_types))],
+                };
+                for (index, read) in reads {
+                    let read = match read {
+                        Read::Number(n) if n == 0.0 && spec.zero_is_absent => Read::Absent("zero: does not apply"),
+                        Read::Count(0) if spec.zero_is_absent => Read::Absent("zero: does not apply"),
+                        r => r,
+                    };
+                    let where_ = match index {
+                        Some(i) => format!("{path}[{i}]"),
+                        None => path.clone(),
+                    };
+                    match &read {
+                        Read::Unreadable(why) if def.strict_types => return Err(shape_error(&where_, why.clone())),
+                        Read::Unreadable(why) => out.notes.push(Note {
+                            code: "value-unreadable".into(),
+                            message: format!("{where_}: {why}; the key is kept as a row, the figure is absent"),
+                            line: Some(doc.line),
+                        }),
+                        Read::Absent(why) if !matches!(value, Value::Null) && !matches!(*why, "not set" | "zero: does not apply") => out.notes.push(Note {
+                            code: "value-absent".into(),
+                            message: format!("{where_}: {} ({why}): absent, not zero", compact(value)),
+                            line: Some(doc.line),
+                        }),
+                        _ => {}
+                    }
+                    out.assignments.push(Assignment { target: target.clone(), index, value: read, line: doc.line, from_context: false, unit: spec.unit });
+                }
+                field = Some(target.path());
+            }
+        }
+        out.rows.push(Row { section: None, label: path.clone(), value: (!value.is_null()).then(|| compact(value)), line: doc.line, field, scope: None });
+    }
+    for (key, array) in &doc.arrays {
+        out.rows.push(Row { section: None, label: key.clone(), value: Some(format!("[{} per-request values]", array.len())), line: doc.line, field: None, scope: None });
+    }
+    out.requests = requests_of(doc, def, input)?;
+    Ok(out)
+}
+
+/// A JSON value as text for a row (strings without quotes).
+fn compact(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON value read as a figure of `kind`.
+fn json_read(v: &Value, kind: Kind, strict: bool) -> Read {
+    match (v, kind) {
+        (Value::Null, _) => Read::Absent("not set"),
+        (Value::String(s), Kind::Text) => Read::Text(s.clone()),
+        (Value::String(s), _) if !strict => value::read(s, kind, None).0,
+        (Value::String(s), _) => Read::Unreadable(format!("expected a number, got the string \"{s}\"")),
+        (Value::Number(n), Kind::Text) if !strict => Read::Text(n.to_string()),
+        (Value::Number(_), Kind::Text) => Read::Unreadable(format!("expected a string, got the number {v}")),
+        (Value::Number(n), Kind::Count) => match (n.as_u64(), n.as_f64()) {
+            (Some(c), _) => Read::Count(c),
+            (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 => Read::Count(f as u64),
+            _ => Read::Unreadable(format!("expected a whole number, got {n}")),
+        },
+        (Value::Number(n), _) => match n.as_f64() {
+            Some(f) => Read::Number(f),
+            None => Read::Unreadable(format!("{n} is out of range")),
+        },
+        (Value::Bool(b), _) => Read::Unreadable(format!("expected a {}, got {b}", if kind == Kind::Text { "string" } else { "number" })),
+        (Value::Array(_), _) => Read::Unreadable(format!("expected a {}, got a list", if kind == Kind::Text { "string" } else { "number" })),
+        (Value::Object(_), _) => Read::Unreadable(format!("expected a {}, got an object", if kind == Kind::Text { "string" } else { "number" })),
+    }
+}
+
+/// The per-request arrays of a document, by role, in ms; arrays of different lengths are an error.
+fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Requests>, Error> {
+    let spec = &def.requests;
+    let numbers = |a: &Option<crate::definition::ArraySpec>| -> Option<Vec<Option<f64>>> {
+        let a = a.as_ref()?;
+        let factor = a.unit.and_then(|u| u.factor_to(crate::vocabulary::Unit::Ms)).unwrap_or(1.0);
+        match doc.array(&a.key)? {
+            Array::Numbers(v) => Some(v.iter().map(|x| x.map(|x| x * factor)).collect()),
+            _ => None,
+        }
+    };
+    let (Some(ttft_ms), Some(output_len)) = (numbers(&spec.ttft), numbers(&spec.output_len)) else {
+        return Ok(None);
+    };
+    let latency_ms = numbers(&spec.latency);
+    let gaps_ms = spec.gaps.as_ref().and_then(|a| {
+        let factor = a.unit.and_then(|u| u.factor_to(crate::vocabulary::Unit::Ms)).unwrap_or(1.0);
+        match doc.array(&a.key)? {
+            Array::Gaps(v) => Some(v.iter().map(|(s, n)| (s * factor, *n)).collect::<Vec<_>>()),
+            _ => None,
+        }
+    });
+    let (failed, first_errors) = match spec.error.as_ref().and_then(|a| doc.array(&a.key)) {
+        Some(Array::Errors(f, first)) => (Some(f.clone()), first.clone()),
+        _ => (None, Vec::new()),
+    };
+    let mut lengths: Vec<(String, usize)> = Vec::new();
+    for (key, array) in &doc.arrays {
+        lengths.push((key.clone(), array.len()));
+    }
+    let n = output_len.len();
+    if lengths.iter().any(|(_, l)| *l != n) {
+        let list: Vec<String> = lengths.iter().map(|(k, l)| format!("{k} {l}")).collect();
+        return Err(Error::Parse {
+            at: Location { input: input.to_string(), line: doc.line, column: None, text: None },
+            message: format!("per-request arrays of different lengths: {}", list.join(", ")),
+        });
+    }
+    Ok(Some(Requests { ttft_ms, latency_ms, output_len, gaps_ms, failed, first_errors }))
 }

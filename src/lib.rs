@@ -45,26 +45,91 @@ pub mod validate;
 pub mod value;
 pub mod vocabulary;
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 pub use definition::Definitions;
 pub use error::{Error, ExitCode};
 pub use report::{Report, Run};
 pub use validate::{Policy, Tolerances};
 
-use detect::{Block, BlockEnd, Scanner};
-use report::{Format, Truncation};
+use detect::{Block, BlockEnd, DocKind, Scanner};
+use error::Location;
+use input::json::{Doc, DocSeed, Documents};
+use report::{Format, Note, Truncation};
+use serde::de::DeserializeSeed;
 
-/// Normalize one input, handing each run to `on_run` as soon as its block is complete.
-/// Returns how many runs were found; none is [`Error::NoResult`].
-pub fn normalize<R: BufRead>(
-    reader: R,
-    input: &str,
-    defs: &Definitions,
-    policy: &Policy,
-    mut on_run: impl FnMut(Run) -> Result<(), Error>,
-) -> Result<usize, Error> {
-    let mut scanner = Scanner::new(defs);
+/// How to normalize.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    pub definitions: &'a Definitions,
+    pub policy: Policy,
+    /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
+    pub reports_only: bool,
+}
+
+impl Default for Options<'static> {
+    fn default() -> Self {
+        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false }
+    }
+}
+
+/// Where runs (and problems that do not stop the input) go, as soon as they are found.
+pub trait Sink {
+    fn run(&mut self, run: Run) -> Result<(), Error>;
+    /// A problem with part of an input (a malformed JSONL line) while the rest is still read.
+    fn diagnostic(&mut self, _error: Error) {}
+}
+
+impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
+    fn run(&mut self, run: Run) -> Result<(), Error> {
+        self(run)
+    }
+}
+
+/// Normalize one input, handing each run to `sink` as soon as it is complete. Text logs are read
+/// incrementally; JSON result files and reports are recognized by their first character.
+/// Returns how many runs were found; none is an error ([`Error::NoResult`], or the first
+/// problem met).
+pub fn normalize<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    let io = |source| Error::Io { input: input.to_string(), source };
+    // Look at the start without losing it.
+    let mut head = Vec::new();
+    loop {
+        let chunk = reader.fill_buf().map_err(io)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len().min(64 * 1024 - head.len());
+        head.extend_from_slice(&chunk[..n]);
+        reader.consume(n);
+        if head.len() >= 64 * 1024 || head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf) {
+            break;
+        }
+    }
+    let mut reader = std::io::Cursor::new(head).chain(reader);
+    if looks_like_json(reader.get_ref().0.get_ref()) {
+        let mut text = Vec::new();
+        reader.read_to_end(&mut text).map_err(io)?;
+        return normalize_json(text, input, opts, sink);
+    }
+    if opts.reports_only {
+        return Err(Error::NoResult { input: input.to_string(), looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into() });
+    }
+    normalize_text(reader, input, opts, sink)
+}
+
+/// A text that starts like a JSON object or list (after white space and a byte-order mark).
+fn looks_like_json(head: &[u8]) -> bool {
+    let mut it = head.iter().copied().skip_while(|b| b.is_ascii_whitespace() || matches!(b, 0xef | 0xbb | 0xbf));
+    match it.next() {
+        Some(b'{') => matches!(it.find(|b| !b.is_ascii_whitespace()), Some(b'"') | Some(b'}') | None),
+        Some(b'[') => matches!(it.find(|b| !b.is_ascii_whitespace()), Some(b'{') | Some(b'[') | Some(b']') | None),
+        _ => false,
+    }
+}
+
+fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    let mut scanner = Scanner::new(opts.definitions);
     let mut found = 0;
     let mut lines = input::LineReader::new(reader);
     loop {
@@ -74,14 +139,14 @@ pub fn normalize<R: BufRead>(
             None => {
                 if let Some(block) = scanner.finish() {
                     found += 1;
-                    on_run(run_of_block(&block, input, policy))?;
+                    sink.run(run_of_block(&block, input, &opts.policy))?;
                 }
                 break;
             }
         };
         if let Some(block) = block {
             found += 1;
-            on_run(run_of_block(&block, input, policy))?;
+            sink.run(run_of_block(&block, input, &opts.policy))?;
         }
     }
     if found == 0 {
@@ -90,10 +155,140 @@ pub fn normalize<R: BufRead>(
     Ok(found)
 }
 
+fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    let shifts = input::json::sanitize(&mut text);
+    let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
+        opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
+    let mut docs = Documents::new(&text);
+    let mut found = 0;
+    let mut first_error: Option<Error> = None;
+    let mut index = 0;
+    let fail = |e: Error, sink: &mut dyn Sink, first_error: &mut Option<Error>| {
+        if first_error.is_none() {
+            *first_error = Some(e);
+        } else {
+            sink.diagnostic(e);
+        }
+    };
+    while let Some(span) = docs.next() {
+        let slice = &text[span.start..span.end];
+        let mut de = serde_json::Deserializer::from_slice(slice);
+        let parsed = DocSeed { arrays: &arrays, line: span.line }.deserialize(&mut de).and_then(|d| de.end().map(|_| d));
+        let doc = match parsed {
+            Ok(doc) => doc,
+            Err(e) => {
+                let line = span.line + e.line().saturating_sub(1);
+                let column = shifts.input_column(line, e.column());
+                let what = if e.is_eof() || !span.complete { "truncated JSON" } else { "malformed JSON" };
+                let text_line = String::from_utf8_lossy(text.split(|b| *b == b'\n').nth(line - 1).unwrap_or(b""))
+                    .replace("\"inf\"   ", "Infinity")
+                    .replace("\"-inf\"   ", "-Infinity")
+                    .chars()
+                    .take(120)
+                    .collect::<String>();
+                fail(
+                    Error::Parse { at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) }, message: format!("{what}: {e}") },
+                    sink,
+                    &mut first_error,
+                );
+                docs.skip_to_next_line(span.start);
+                continue;
+            }
+        };
+        let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() { vec![doc] } else { doc.elements };
+        for doc in parts {
+            index += 1;
+            match runs_of_doc(&doc, input, index, opts) {
+                Ok(runs) => {
+                    for run in runs {
+                        found += 1;
+                        sink.run(run)?;
+                    }
+                }
+                Err(e) => fail(e, sink, &mut first_error),
+            }
+        }
+    }
+    match (found, first_error) {
+        (0, Some(e)) => Err(e),
+        (0, None) => Err(Error::NoResult { input: input.to_string(), looked_for: json_looked_for(opts.definitions) }),
+        (n, Some(e)) => {
+            sink.diagnostic(e);
+            Ok(n)
+        }
+        (n, None) => Ok(n),
+    }
+}
+
+fn json_looked_for(defs: &Definitions) -> String {
+    let mut v: Vec<String> = defs.iter().filter(|d| d.is_json()).map(|d| d.id.clone()).collect();
+    v.insert(0, "a canonical report".into());
+    v.join(", ")
+}
+
+/// extract -> canonical -> derive -> validate, for one JSON document (a canonical report gives
+/// one run per entry of `runs`).
+fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<Vec<Run>, Error> {
+    let report_shape = |path: String, message: String| Error::Report { input: input.to_string(), path, message };
+    match detect::classify_doc(doc, opts.definitions) {
+        DocKind::CanonicalReport | DocKind::CanonicalRun => {
+            let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+            let runs: Vec<Run> = if doc.get("runs").is_some() {
+                let report: Report = serde_path_to_error::deserialize(value).map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?;
+                report.runs
+            } else {
+                vec![serde_path_to_error::deserialize(value).map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?]
+            };
+            let many = runs.len() > 1 || doc.get("runs").is_some();
+            runs.into_iter()
+                .enumerate()
+                .map(|(i, mut run)| {
+                    let at = if many { format!("runs[{i}].") } else { String::new() };
+                    canonical::check_figure_types(&run).map_err(|(path, msg)| report_shape(format!("{at}{path}"), msg))?;
+                    canonical::reopen(&mut run, input, index + i);
+                    run.derived = derive::derive(&run);
+                    validate::validate(&mut run, &opts.policy);
+                    Ok(run)
+                })
+                .collect()
+        }
+        DocKind::Format { definition, variant, ambiguous_with } => {
+            if opts.reports_only && definition.format != Format::Report {
+                return Err(Error::NoResult { input: input.to_string(), looked_for: format!("a report, not a {} result file", definition.tool) });
+            }
+            let extracted = extract::extract_doc(doc, definition, input)?;
+            let origin = canonical::Origin {
+                definition,
+                variant,
+                input,
+                block: index,
+                first_line: Some(doc.line),
+                last_line: None,
+                truncated: None,
+                format: definition.format,
+            };
+            let mut run = canonical::assemble(origin, extracted);
+            if !ambiguous_with.is_empty() {
+                run.notes.push(Note { code: "ambiguous-tool".into(), message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id), line: Some(doc.line) });
+            }
+            run.derived = derive::derive(&run);
+            validate::validate(&mut run, &opts.policy);
+            Ok(vec![run])
+        }
+        DocKind::Unknown => {
+            let keys: Vec<&str> = doc.fields.iter().map(|(k, _)| k.as_str()).take(8).collect();
+            Err(Error::Parse {
+                at: Location { input: input.to_string(), line: doc.line, column: None, text: None },
+                message: format!("a JSON document that is no known result file or report (keys: {}); looked for: {}", keys.join(", "), json_looked_for(opts.definitions)),
+            })
+        }
+    }
+}
+
 /// Normalize a text held in memory, with the built-in definitions and default policy.
 pub fn normalize_str(text: &str, input: &str) -> Result<Vec<Run>, Error> {
     let mut runs = Vec::new();
-    normalize(text.as_bytes(), input, Definitions::builtin(), &Policy::default(), |r| {
+    normalize(text.as_bytes(), input, &Options::default(), &mut |r| {
         runs.push(r);
         Ok(())
     })?;
@@ -127,7 +322,7 @@ fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
             line: Some(block.banner.number),
         });
     }
-    run.derived = derive::derive(&run, None);
+    run.derived = derive::derive(&run);
     validate::validate(&mut run, policy);
     run
 }

@@ -6,18 +6,44 @@ use std::path::PathBuf;
 use std::process;
 
 use bench_normalize::emit::{self, OutputFormat};
-use bench_normalize::{Definitions, Error, ExitCode, Policy, Report, Tolerances, normalize};
-use clap::{Parser, ValueEnum};
+use bench_normalize::report::Verdict;
+use bench_normalize::{Definitions, Error, ExitCode, Options, Policy, Report, Run, Sink, Tolerances, normalize};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Normalize vLLM / SGLang serving-benchmark output into one canonical JSON report; derive TPOT
 /// from E2E latency, TTFT and token counts (never from ITL); reject runs that contradict their
 /// own totals.
+///
+/// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
+/// unreadable as a result, 4 I/O error.
 #[derive(Parser, Debug)]
-#[command(name = "bench-normalize", version, about, long_about = None)]
+#[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
-    /// Benchmark logs or result files; standard input when none is given, or for `-`.
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// Benchmark logs, result files (.json/.jsonl) or reports; standard input when none is given,
+    /// or for `-`.
     files: Vec<PathBuf>,
 
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Validate a report written by hand (a canonical report or run, or dstack's preset report
+    /// shape) with the same rules; reject it when its figures contradict each other.
+    Check {
+        /// The report; `-` for standard input.
+        file: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+struct Common {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Fmt::Json)]
     format: Fmt,
@@ -25,6 +51,15 @@ struct Cli {
     /// Failed warnings reject a run too (exit 1).
     #[arg(long)]
     strict: bool,
+
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+
+    /// Also load the parser definitions (*.toml) in this folder; one with the id of a built-in
+    /// replaces it. Default: $BENCH_NORMALIZE_PARSERS.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    parsers: Option<PathBuf>,
 
     /// decode-capacity / decode-within-e2e: how far a claimed TPOT may exceed its bound.
     #[arg(long, value_name = "FACTOR", default_value_t = Tolerances::default().capacity)]
@@ -59,6 +94,12 @@ enum Fmt {
     Jsonl,
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ErrorFormat {
+    Human,
+    Json,
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -68,82 +109,142 @@ fn main() {
             process::exit(code);
         }
     };
-    process::exit(run(cli) as i32);
+    let (files, common, reports_only) = match cli.command {
+        Some(Command::Check { file, common }) => (vec![file], common, true),
+        None => (cli.files, cli.common, false),
+    };
+    process::exit(run(files, common, reports_only) as i32);
 }
 
-fn run(cli: Cli) -> ExitCode {
+fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
+    for (name, v) in [
+        ("--capacity-tolerance", c.capacity_tolerance),
+        ("--e2e-capacity-tolerance", c.e2e_capacity_tolerance),
+        ("--throughput-tolerance", c.throughput_tolerance),
+        ("--tpot-tolerance", c.tpot_tolerance),
+        ("--itl-chunk-ratio", c.itl_chunk_ratio),
+        ("--token-count-tolerance", c.token_count_tolerance),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            report_error(c.error_format, &Error::Usage(format!("{name} must be a finite number >= 0, got {v}")));
+            return ExitCode::Usage;
+        }
+    }
     let policy = Policy {
-        strict: cli.strict,
+        strict: c.strict,
         tolerances: Tolerances {
-            capacity: cli.capacity_tolerance,
-            e2e_capacity: cli.e2e_capacity_tolerance,
-            throughput: cli.throughput_tolerance,
-            tpot_agreement: cli.tpot_tolerance,
-            itl_chunk_ratio: cli.itl_chunk_ratio,
-            token_count: cli.token_count_tolerance,
+            capacity: c.capacity_tolerance,
+            e2e_capacity: c.e2e_capacity_tolerance,
+            throughput: c.throughput_tolerance,
+            tpot_agreement: c.tpot_tolerance,
+            itl_chunk_ratio: c.itl_chunk_ratio,
+            token_count: c.token_count_tolerance,
         },
     };
-    let defs = Definitions::builtin();
-    let format = match cli.format {
+    let loaded;
+    let definitions = match &c.parsers {
+        None => Definitions::builtin(),
+        Some(dir) => match Definitions::with_dir(dir) {
+            Ok(d) => {
+                loaded = d;
+                &loaded
+            }
+            Err(e) => {
+                report_error(c.error_format, &e);
+                return e.exit_code();
+            }
+        },
+    };
+    let opts = Options { definitions, policy, reports_only };
+    let format = match c.format {
         Fmt::Json => OutputFormat::Json,
         Fmt::Jsonl => OutputFormat::Jsonl,
     };
-    let inputs: Vec<PathBuf> = if cli.files.is_empty() { vec![PathBuf::from("-")] } else { cli.files };
+    let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
-    let mut out = stdout.lock();
-    let mut runs = Vec::new();
-    let mut code = ExitCode::Ok;
+    let mut out = Output { out: stdout.lock(), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok };
     for path in &inputs {
         let name = path.display().to_string();
         let result = if name == "-" {
-            normalize(io::stdin().lock(), "-", defs, &policy, |run| keep(&mut out, format, &mut runs, run))
+            normalize(io::stdin().lock(), "-", &opts, &mut out)
         } else {
             match File::open(path) {
-                Ok(f) => normalize(BufReader::with_capacity(256 * 1024, f), &name, defs, &policy, |run| keep(&mut out, format, &mut runs, run)),
+                Ok(f) => normalize(BufReader::with_capacity(256 * 1024, f), &name, &opts, &mut out),
                 Err(source) => Err(Error::Io { input: name.clone(), source }),
             }
         };
         if let Err(e) = result {
             if is_broken_pipe(&e) {
-                return code;
+                return out.code();
             }
-            eprintln!("bench-normalize: {e}");
-            code = code.max(e.exit_code());
+            report_error(c.error_format, &e);
+            out.worst = out.worst.max(e.exit_code());
         }
     }
-    if format == OutputFormat::Json && !runs.is_empty() {
-        let report = Report::new(runs);
+    if format == OutputFormat::Json && !out.runs.is_empty() {
+        let report = Report::new(std::mem::take(&mut out.runs));
         let pretty = io::stdout().is_terminal();
-        if let Err(e) = emit::write_json(&mut out, &report, pretty) {
+        if let Err(e) = emit::write_json(&mut out.out, &report, pretty) {
             if e.kind() != io::ErrorKind::BrokenPipe {
-                eprintln!("bench-normalize: writing the report: {e}");
-                return code.max(ExitCode::Io);
+                report_error(c.error_format, &Error::Io { input: "stdout".into(), source: e });
+                return out.code().max(ExitCode::Io);
             }
-            return code;
         }
-        if report.runs.iter().any(|r| r.verdict == bench_normalize::report::Verdict::Rejected) {
-            code = code.max(ExitCode::Rejected);
-        }
-    } else if format == OutputFormat::Jsonl && runs.iter().any(|r| r.verdict == bench_normalize::report::Verdict::Rejected) {
-        code = code.max(ExitCode::Rejected);
     }
-    let _ = out.flush();
-    code
+    let _ = out.out.flush();
+    out.code()
 }
 
-/// JSON collects runs for one document; JSONL prints each run as it completes and keeps only its
-/// verdict.
-fn keep(out: &mut dyn Write, format: OutputFormat, runs: &mut Vec<bench_normalize::Run>, run: bench_normalize::Run) -> Result<(), Error> {
-    match format {
-        OutputFormat::Json => runs.push(run),
-        OutputFormat::Jsonl => {
-            emit::write_jsonl(out, &run).and_then(|_| out.flush()).map_err(|source| Error::Io { input: "stdout".into(), source })?;
-            let mut marker = run;
-            marker.rows.clear();
-            runs.push(marker);
-        }
+/// Collects runs for one JSON document, or prints each as it completes (JSONL).
+struct Output<W: Write> {
+    out: W,
+    format: OutputFormat,
+    runs: Vec<Run>,
+    rejected: bool,
+    error_format: ErrorFormat,
+    worst: ExitCode,
+}
+
+impl<W: Write> Output<W> {
+    fn code(&self) -> ExitCode {
+        if self.rejected { self.worst.max(ExitCode::Rejected) } else { self.worst }
     }
-    Ok(())
+}
+
+impl<W: Write> Sink for Output<W> {
+    fn run(&mut self, run: Run) -> Result<(), Error> {
+        self.rejected |= run.verdict == Verdict::Rejected;
+        match self.format {
+            OutputFormat::Json => self.runs.push(run),
+            OutputFormat::Jsonl => {
+                emit::write_jsonl(&mut self.out, &run).and_then(|_| self.out.flush()).map_err(|source| Error::Io { input: "stdout".into(), source })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn diagnostic(&mut self, error: Error) {
+        report_error(self.error_format, &error);
+    }
+}
+
+fn report_error(format: ErrorFormat, e: &Error) {
+    let mut err = io::stderr().lock();
+    let _ = match format {
+        ErrorFormat::Human => writeln!(err, "bench-normalize: {e}"),
+        ErrorFormat::Json => {
+            let (line, column) = e.position();
+            let obj = serde_json::json!({
+                "code": e.code(),
+                "message": e.to_string(),
+                "input": e.input(),
+                "line": line,
+                "column": column,
+                "exit_code": e.exit_code() as i32,
+            });
+            writeln!(err, "{obj}")
+        }
+    };
 }
 
 fn is_broken_pipe(e: &Error) -> bool {

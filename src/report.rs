@@ -28,6 +28,7 @@ impl Report {
 /// One benchmark run: one result block, one JSONL line, one JSON object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
+    #[serde(default)]
     pub source: Source,
     #[serde(default)]
     pub workload: Figures,
@@ -47,11 +48,31 @@ pub struct Run {
     /// Every row as printed, in order: nothing the tool printed is lost.
     #[serde(default)]
     pub rows: Vec<Row>,
+    /// Per-request arrays of a result file, for the derivation; not written out.
+    #[serde(skip)]
+    pub requests: Option<Box<Requests>>,
+}
+
+/// Per-request arrays of a result file, in ms (one entry per request, failed ones included).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Requests {
+    pub ttft_ms: Vec<Option<f64>>,
+    /// Request latency, when the file has it.
+    pub latency_ms: Option<Vec<Option<f64>>>,
+    pub output_len: Vec<Option<f64>>,
+    /// (sum, count) of each request's gaps between chunks (or tokens).
+    pub gaps_ms: Option<Vec<(f64, u32)>>,
+    /// Failed (a non-empty error), per request.
+    pub failed: Option<Vec<bool>>,
+    /// The first few error messages.
+    pub first_errors: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Source {
-    /// Id of the definition in `parsers/` that read this run.
+    /// Id of the definition in `parsers/` that read this run (`report` for a canonical run
+    /// written by hand).
     pub parser: String,
     pub tool: String,
     pub format: Format,
@@ -72,6 +93,23 @@ pub struct Source {
     /// How this tool and variant measure what they print.
     #[serde(default)]
     pub semantics: Semantics,
+}
+
+impl Default for Source {
+    fn default() -> Self {
+        Source {
+            parser: "report".into(),
+            tool: "hand-written".into(),
+            format: Format::Report,
+            variant: None,
+            input: String::new(),
+            block: 0,
+            first_line: None,
+            last_line: None,
+            truncated: None,
+            semantics: Semantics::default(),
+        }
+    }
 }
 
 /// Where and why a block ended before its closing line.
@@ -511,6 +549,9 @@ pub struct Derived {
     /// Present only when the tool printed no E2E latency: `TTFT + (n_avg - 1) x TPOT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_ms: Option<DerivedE2e>,
+    /// Present when the input had per-request arrays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request: Option<PerRequest>,
     /// Why a figure above is null.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub undefined: std::collections::BTreeMap<String, String>,
@@ -559,6 +600,29 @@ impl TpotMethod {
             TpotMethod::Claimed => "claimed",
         }
     }
+}
+
+/// What the per-request arrays gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerRequest {
+    /// Entries in the arrays.
+    pub requests: usize,
+    /// Requests with a non-empty error, left out.
+    pub failed: usize,
+    /// Successful requests with at most one output token, left out of TPOT.
+    pub single_token: usize,
+    /// Where each request's E2E latency came from: `latencies`, or `ttft + sum of gaps`.
+    pub e2e_source: String,
+    pub e2e_mean_ms: Option<f64>,
+    /// Output tokens per streamed chunk, over requests (when the gaps are per chunk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_chunk: Option<ChunkStats>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkStats {
+    pub mean: f64,
+    pub p50: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

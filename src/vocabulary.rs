@@ -97,6 +97,10 @@ macro_rules! fields {
 }
 
 fields! {
+    "workload.benchmark_tool"        Text     None     "benchmark client named by a hand-written report";
+    "workload.benchmark_tool_version" Text    None     "its version, as the report states it";
+    "workload.command"               Text     None     "the benchmark command, as the report states it";
+    "workload.api"                   Text     None     "API used (chat_completions, completions)";
     "workload.backend"               Text     None     "client backend (`--backend`)";
     "workload.model"                 Text     None     "model id the client sent";
     "workload.dataset"               Text     None     "dataset name";
@@ -106,6 +110,7 @@ fields! {
     "workload.burstiness"            Number   None     "arrival burstiness factor";
     "workload.input_len"             Count    Tokens   "requested input length per request";
     "workload.output_len"            Count    Tokens   "requested output length per request";
+    "workload.shared_prefix_tokens"  Count    Tokens   "prompt tokens shared by every request";
     "workload.goodput_slos"          Text     None     "goodput SLO specification as printed (ms)";
     "totals.successful_requests"     Count    Requests "completed requests (R)";
     "totals.failed_requests"         Count    Requests "failed requests (F)";
@@ -130,6 +135,7 @@ fields! {
     "reported.input_seq_per_s"       Number   None     "printed input sequences per second (pooling)";
     "reported.output_tok_per_s"      Number   TokPerS  "printed output token throughput";
     "reported.total_tok_per_s"       Number   TokPerS  "printed total (input+output) token throughput";
+    "reported.per_user_tok_per_s"    Number   TokPerS  "a claimed per-user rate (hand-written reports; dstack's agents have written both 1000/TPOT and throughput/concurrency here)";
     "reported.peak_output_tok_per_s" Number   TokPerS  "printed peak output throughput (both tools count chunks, not tokens, for chunked streams)";
     "reported.peak_concurrent_requests" Number Requests "printed peak concurrent requests (1-s buckets)";
     "reported.mean_in_flight"        Number   Requests "printed mean requests in flight (SGLang `Concurrency:`)";

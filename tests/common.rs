@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bench_normalize::{Definitions, Error, Policy, Run, normalize};
+use bench_normalize::{Error, Options, Run, normalize};
 
 pub fn samples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
@@ -18,7 +18,7 @@ pub fn sample_name(path: &Path) -> String {
 pub fn normalize_file(path: &Path) -> Result<Vec<Run>, Error> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut runs = Vec::new();
-    normalize(&bytes[..], &sample_name(path), Definitions::builtin(), &Policy::default(), |r| {
+    normalize(&bytes[..], &sample_name(path), &Options::default(), &mut |r| {
         runs.push(r);
         Ok(())
     })?;

@@ -8,6 +8,8 @@
 
 use std::io::{self, BufRead};
 
+pub mod json;
+
 /// Longest line kept, in bytes; the rest of a longer line is skipped (it cannot be a result row).
 pub const MAX_LINE: usize = 64 * 1024;
 

@@ -1,0 +1,519 @@
+//! Reading JSON result files and reports as a series of documents.
+//!
+//! The tools write Python's `json.dump` output, which is not strict JSON: bare `NaN`, `Infinity` and
+//! `-Infinity` appear (SGLang's default `"request_rate": Infinity`). [`sanitize`] turns them into
+//! strings (`"inf"`, `"-inf"`, `"NaN"`), so they reach the figures as text that reads as "absent".
+//!
+//! A file holds one document (vLLM `--save-result`, possibly pretty-printed by `vllm bench
+//! sweep`), several concatenated ones (`--append-result`), or one per line (SGLang JSONL).
+//! [`Documents`] finds each document's extent; in a one-per-line file a document never runs past
+//! its line, so one malformed line does not swallow the next. A document is read straight into a
+//! [`Doc`]: scalar and small fields as JSON values, and the per-request arrays (`ttfts`, `itls`,
+//! ...) into compact typed vectors as they stream past, so a 100k-request file is never held as a
+//! tree of values. Which keys are per-request arrays comes from the definitions' `[requests]`.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+/// Where [`sanitize`] widened a line: (line, input column of the literal, bytes added).
+#[derive(Debug, Default, Clone)]
+pub struct Shifts(Vec<(usize, usize, usize)>);
+
+impl Shifts {
+    /// The input column of an error reported at `(line, column)` of the sanitized text.
+    pub fn input_column(&self, line: usize, column: usize) -> usize {
+        let mut col = column;
+        for (l, c, d) in &self.0 {
+            if *l == line && *c + *d < col {
+                col -= d;
+            }
+        }
+        col
+    }
+}
+
+/// Quote bare `Infinity` / `-Infinity` (in place, same length: `"inf"   `) and `NaN` (`"NaN"`,
+/// which widens the line) outside strings.
+pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
+    let mut shifts = Shifts::default();
+    let mut nans = Vec::new();
+    let (mut in_string, mut escaped, mut line, mut line_start) = (false, false, 1usize, 0usize);
+    let mut i = 0;
+    while i < buf.len() {
+        let b = buf[i];
+        if in_string && b == b'\n' {
+            // A raw newline cannot be inside a JSON string: the line was cut off inside one.
+            in_string = false;
+            escaped = false;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'\n' => {
+                    line += 1;
+                    line_start = i + 1;
+                }
+                b'I' if buf[i..].starts_with(b"Infinity") => {
+                    buf[i..i + 8].copy_from_slice(b"\"inf\"   ");
+                    i += 8;
+                    continue;
+                }
+                b'-' if buf[i..].starts_with(b"-Infinity") => {
+                    buf[i..i + 9].copy_from_slice(b"\"-inf\"   ");
+                    i += 9;
+                    continue;
+                }
+                b'N' if buf[i..].starts_with(b"NaN") => {
+                    nans.push(i);
+                    shifts.0.push((line, i - line_start + 1, 2));
+                    i += 3;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    if !nans.is_empty() {
+        let mut out = Vec::with_capacity(buf.len() + 2 * nans.len());
+        let mut from = 0;
+        for at in nans {
+            out.extend_from_slice(&buf[from..at]);
+            out.extend_from_slice(b"\"NaN\"");
+            from = at + 3;
+        }
+        out.extend_from_slice(&buf[from..]);
+        *buf = out;
+    }
+    shifts
+}
+
+/// One document's place in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    /// 1-based line of `start`.
+    pub line: usize,
+    /// Brackets balanced; otherwise the document was cut off (at the end of the text, or of its
+    /// line in a one-per-line file).
+    pub complete: bool,
+}
+
+/// Finds each top-level document in a JSON text.
+pub struct Documents<'a> {
+    text: &'a [u8],
+    pos: usize,
+    line: usize,
+    one_per_line: Option<bool>,
+}
+
+impl<'a> Documents<'a> {
+    pub fn new(text: &'a [u8]) -> Self {
+        Documents { text, pos: 0, line: 1, one_per_line: None }
+    }
+
+    /// After a malformed document: resume at the next line.
+    pub fn skip_to_next_line(&mut self, from: usize) {
+        let from = from.max(self.pos).min(self.text.len());
+        let skip_to = memchr::memchr(b'\n', &self.text[from..]).map_or(self.text.len(), |i| from + i + 1);
+        self.line += self.text[self.pos..skip_to].iter().filter(|b| **b == b'\n').count();
+        self.pos = skip_to;
+    }
+
+    /// Line number of a byte offset at or after the current position.
+    pub fn line_of(&self, span: &Span, offset: usize) -> usize {
+        span.line + self.text[span.start..offset.min(self.text.len())].iter().filter(|b| **b == b'\n').count()
+    }
+}
+
+impl Iterator for Documents<'_> {
+    type Item = Span;
+
+    fn next(&mut self) -> Option<Span> {
+        let text = self.text;
+        while self.pos < text.len() && (text[self.pos].is_ascii_whitespace() || text[self.pos] == b',') {
+            if text[self.pos] == b'\n' {
+                self.line += 1;
+            }
+            self.pos += 1;
+        }
+        if self.pos >= text.len() {
+            return None;
+        }
+        let start = self.pos;
+        let line = self.line;
+        let stop_at_newline = self.one_per_line == Some(true);
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        let mut i = start;
+        let mut newlines = 0;
+        let mut complete = false;
+        while i < text.len() {
+            let b = text[i];
+            if b == b'\n' {
+                // A raw newline cannot be inside a JSON string: the document was cut off there.
+                if stop_at_newline || in_string {
+                    break;
+                }
+                newlines += 1;
+            }
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+            } else {
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            i += 1;
+                            complete = true;
+                            break;
+                        }
+                    }
+                    _ if depth == 0 => {
+                        // A bare scalar at the top: read to the end of the line.
+                        let end = memchr::memchr(b'\n', &text[i..]).map_or(text.len(), |n| i + n);
+                        i = end;
+                        complete = true;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        if self.one_per_line.is_none() {
+            // A first document that ends on its own line, followed by a newline: one per line.
+            let rest = &text[i.min(text.len())..];
+            let next_nl = rest.iter().position(|b| !b.is_ascii_whitespace() || *b == b'\n');
+            self.one_per_line = Some(complete && newlines == 0 && next_nl.is_some_and(|p| rest[p] == b'\n'));
+        }
+        self.line += newlines;
+        self.pos = i;
+        Some(Span { start, end: i, line, complete })
+    }
+}
+
+/// How a per-request array is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayKind {
+    /// One number per request (`ttfts`, `output_lens`, `latencies`).
+    Numbers,
+    /// One list of gaps per request (`itls`): kept as (sum, count) per request.
+    Gaps,
+    /// One string per request, non-empty on failure (`errors`).
+    Errors,
+    /// Only counted (`generated_texts`).
+    Counted,
+}
+
+/// A per-request array, compact.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Array {
+    Numbers(Vec<Option<f64>>),
+    /// (sum, number of gaps) per request
+    Gaps(Vec<(f64, u32)>),
+    /// failed?, and the first few messages
+    Errors(Vec<bool>, Vec<String>),
+    Counted(usize),
+}
+
+impl Array {
+    pub fn len(&self) -> usize {
+        match self {
+            Array::Numbers(v) => v.len(),
+            Array::Gaps(v) => v.len(),
+            Array::Errors(v, _) => v.len(),
+            Array::Counted(n) => *n,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One JSON document (one run, or a report).
+#[derive(Debug, Clone, Default)]
+pub struct Doc {
+    /// 1-based line where the document starts.
+    pub line: usize,
+    /// Top-level keys other than per-request arrays, in order.
+    pub fields: Vec<(String, Value)>,
+    /// Per-request arrays by key.
+    pub arrays: Vec<(String, Array)>,
+    /// The document was a JSON array of objects (each becomes a document of its own).
+    pub elements: Vec<Doc>,
+}
+
+impl Doc {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn array(&self, key: &str) -> Option<&Array> {
+        self.arrays.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn has_key(&self, key: &str) -> bool {
+        self.get(key).is_some() || self.array(key).is_some()
+    }
+}
+
+/// Reads a [`Doc`], keeping the keys in `arrays` compact.
+pub struct DocSeed<'a> {
+    pub arrays: &'a HashMap<String, ArrayKind>,
+    pub line: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for DocSeed<'_> {
+    type Value = Doc;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Doc, D::Error> {
+        d.deserialize_any(DocVisitor { arrays: self.arrays, line: self.line })
+    }
+}
+
+struct DocVisitor<'a> {
+    arrays: &'a HashMap<String, ArrayKind>,
+    line: usize,
+}
+
+impl<'de> Visitor<'de> for DocVisitor<'_> {
+    type Value = Doc;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object (or a list of objects)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+        let mut doc = Doc { line: self.line, ..Default::default() };
+        while let Some(key) = map.next_key::<String>()? {
+            match self.arrays.get(&key) {
+                Some(kind) => {
+                    let array = map.next_value_seed(ArraySeed(*kind))?;
+                    if let Some(array) = array {
+                        doc.arrays.push((key, array));
+                    }
+                }
+                None => {
+                    let v: Value = map.next_value()?;
+                    doc.fields.push((key, v));
+                }
+            }
+        }
+        Ok(doc)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+        let mut doc = Doc { line: self.line, ..Default::default() };
+        while let Some(el) = seq.next_element_seed(DocSeed { arrays: self.arrays, line: self.line })? {
+            doc.elements.push(el);
+        }
+        Ok(doc)
+    }
+}
+
+struct ArraySeed(ArrayKind);
+
+impl<'de> DeserializeSeed<'de> for ArraySeed {
+    type Value = Option<Array>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<Array>, D::Error> {
+        d.deserialize_any(ArrayVisitor(self.0))
+    }
+}
+
+struct ArrayVisitor(ArrayKind);
+
+/// A number, or a quoted non-finite (`"NaN"`), or null.
+struct LooseNumber(Option<f64>);
+
+impl<'de> de::Deserialize<'de> for LooseNumber {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LooseNumber;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<LooseNumber, E> {
+                Ok(LooseNumber(Some(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<LooseNumber, E> {
+                Ok(LooseNumber(Some(v as f64)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<LooseNumber, E> {
+                Ok(LooseNumber(Some(v as f64)))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<LooseNumber, E> {
+                Ok(LooseNumber(None))
+            }
+            fn visit_unit<E>(self) -> Result<LooseNumber, E> {
+                Ok(LooseNumber(None))
+            }
+            fn visit_none<E>(self) -> Result<LooseNumber, E> {
+                Ok(LooseNumber(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The sum and count of a list of gaps.
+struct GapSum(f64, u32);
+
+impl<'de> de::Deserialize<'de> for GapSum {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = GapSum;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of numbers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<GapSum, A::Error> {
+                let (mut sum, mut n) = (0.0, 0u32);
+                while let Some(LooseNumber(x)) = seq.next_element()? {
+                    sum += x.unwrap_or(0.0);
+                    n += 1;
+                }
+                Ok(GapSum(sum, n))
+            }
+            fn visit_unit<E>(self) -> Result<GapSum, E> {
+                Ok(GapSum(0.0, 0))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Visitor<'de> for ArrayVisitor {
+    type Value = Option<Array>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list with one entry per request")
+    }
+
+    fn visit_unit<E>(self) -> Result<Option<Array>, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Array>, A::Error> {
+        Ok(Some(match self.0 {
+            ArrayKind::Numbers => {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(LooseNumber(x)) = seq.next_element()? {
+                    v.push(x);
+                }
+                Array::Numbers(v)
+            }
+            ArrayKind::Gaps => {
+                let mut v = Vec::new();
+                while let Some(GapSum(s, n)) = seq.next_element()? {
+                    v.push((s, n));
+                }
+                Array::Gaps(v)
+            }
+            ArrayKind::Errors => {
+                let (mut failed, mut first) = (Vec::new(), Vec::new());
+                while let Some(e) = seq.next_element::<Option<String>>()? {
+                    let bad = e.as_deref().is_some_and(|s| !s.is_empty());
+                    if bad && first.len() < 3 {
+                        first.push(e.unwrap_or_default().chars().take(200).collect());
+                    }
+                    failed.push(bad);
+                }
+                Array::Errors(failed, first)
+            }
+            ArrayKind::Counted => {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Array::Counted(n)
+            }
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sanitized(s: &str) -> String {
+        let mut b = s.as_bytes().to_vec();
+        sanitize(&mut b);
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn quotes_python_non_finite_literals_outside_strings() {
+        assert_eq!(sanitized(r#"{"a": Infinity, "b": [NaN, -Infinity], "c": "NaN Infinity"}"#), r#"{"a": "inf"   , "b": ["NaN", "-inf"   ], "c": "NaN Infinity"}"#);
+        assert_eq!(sanitized(r#"{"s": "a\"Infinity", "n": -1.5}"#), r#"{"s": "a\"Infinity", "n": -1.5}"#);
+    }
+
+    #[test]
+    fn error_columns_map_back_to_the_input() {
+        let mut b = b"{\"a\": NaN, \"b\": }".to_vec();
+        let shifts = sanitize(&mut b);
+        let err = serde_json::from_slice::<Value>(&b).unwrap_err();
+        // `}` is at input column 17; the sanitized text has it at 19.
+        assert_eq!((err.line(), err.column()), (1, 19));
+        assert_eq!(shifts.input_column(err.line(), err.column()), 17);
+    }
+
+    #[test]
+    fn documents_one_per_line_never_run_past_their_line() {
+        let text = b"{\"a\": 1}\n{\"b\": [1,\n{\"c\": 3}\n";
+        let spans: Vec<Span> = Documents::new(text).collect();
+        assert_eq!(spans.len(), 3);
+        assert_eq!((spans[1].line, spans[1].complete), (2, false));
+        assert_eq!((spans[2].line, spans[2].complete, &text[spans[2].start..spans[2].end]), (3, true, &b"{\"c\": 3}"[..]));
+    }
+
+    #[test]
+    fn documents_may_span_lines_when_pretty_printed() {
+        let text = b"{\n    \"a\": 1,\n    \"b\": [2]\n}\n{\"c\": 3}";
+        let spans: Vec<Span> = Documents::new(text).collect();
+        assert_eq!(spans.len(), 2);
+        assert_eq!((spans[0].line, spans[0].complete), (1, true));
+        assert_eq!(spans[1].line, 5);
+    }
+
+    #[test]
+    fn per_request_arrays_are_kept_compact() {
+        let arrays: HashMap<String, ArrayKind> = [
+            ("ttfts".to_string(), ArrayKind::Numbers),
+            ("itls".to_string(), ArrayKind::Gaps),
+            ("errors".to_string(), ArrayKind::Errors),
+            ("generated_texts".to_string(), ArrayKind::Counted),
+        ]
+        .into();
+        let text = r#"{"duration": 2.5, "ttfts": [0.1, NaN], "itls": [[0.01, 0.02], []], "errors": ["", "HTTP 500"], "generated_texts": ["a", "b"]}"#;
+        let mut b = text.as_bytes().to_vec();
+        sanitize(&mut b);
+        let mut de = serde_json::Deserializer::from_slice(&b);
+        let doc = DocSeed { arrays: &arrays, line: 1 }.deserialize(&mut de).unwrap();
+        assert_eq!(doc.get("duration"), Some(&Value::from(2.5)));
+        assert_eq!(doc.array("ttfts"), Some(&Array::Numbers(vec![Some(0.1), None])));
+        assert_eq!(doc.array("itls"), Some(&Array::Gaps(vec![(0.03, 2), (0.0, 0)])));
+        assert_eq!(doc.array("errors"), Some(&Array::Errors(vec![false, true], vec!["HTTP 500".into()])));
+        assert_eq!(doc.array("generated_texts"), Some(&Array::Counted(2)));
+    }
+}

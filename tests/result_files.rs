@@ -1,0 +1,204 @@
+//! Result files: vLLM --save-result JSON and SGLang --output-file JSONL, with per-request TPOT.
+
+mod common;
+
+use std::path::Path;
+
+use bench_normalize::report::TpotMethod;
+use bench_normalize::{Error, Options, Run, normalize, normalize_str};
+
+fn one(path: &Path) -> Run {
+    let mut runs = common::normalize_file(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(runs.len(), 1, "{}", path.display());
+    runs.remove(0)
+}
+
+/// Each captured run has both stdout and a result file: they agree, and the per-request TPOT of the
+/// file is within 1% of the emulator's true TPOT.
+#[test]
+fn stdout_and_result_file_agree_and_per_request_tpot_is_true() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in ["captured", "versions"] {
+        for file in common::sample_files(dir, ".stdout.txt") {
+            let stem = file.to_string_lossy().replace(".stdout.txt", "");
+            let result = [format!("{stem}.result.json"), format!("{stem}.result.jsonl")].into_iter().find(|p| Path::new(p).exists());
+            let Some(result) = result else { continue };
+            let truth = common::read_json(Path::new(&format!("{stem}.truth.json")));
+            let true_tpot = truth["true_tpot_ms"].as_f64().unwrap();
+            let text = one(&file);
+            let json = one(Path::new(&result));
+            let name = common::sample_name(Path::new(&result));
+
+            // Printed figures are the file's rounded to 2 decimals (or integers).
+            let close = |what: &str, printed: Option<f64>, exact: Option<f64>, failures: &mut Vec<String>| match (printed, exact) {
+                (Some(p), Some(e)) if (p - e).abs() <= 0.005 + 1e-9 * e.abs() => {}
+                (None, _) => {}
+                (p, e) => failures.push(format!("{name}: {what}: stdout {p:?} vs file {e:?}")),
+            };
+            for key in ["successful_requests", "failed_requests", "input_tokens", "output_tokens", "output_tokens_retokenized", "duration_s"] {
+                close(key, text.totals.number(key), json.totals.number(key), &mut failures);
+            }
+            for stat in ["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"] {
+                let mean = |r: &Run| r.reported.stat(stat).and_then(|s| s.mean());
+                close(stat, mean(&text), mean(&json), &mut failures);
+            }
+            close("max_concurrency", text.workload.number("max_concurrency"), json.workload.number("max_concurrency"), &mut failures);
+            if text.source.semantics.itl != json.source.semantics.itl {
+                failures.push(format!("{name}: ITL semantics differ: {:?} vs {:?}", text.source.semantics.itl, json.source.semantics.itl));
+            }
+
+            let d = &json.derived.tpot_ms;
+            let has_details = json.derived.per_request.is_some();
+            if has_details {
+                if d.method != Some(TpotMethod::PerRequest) {
+                    failures.push(format!("{name}: method {:?}", d.method));
+                }
+                let err = (d.mean.unwrap() - true_tpot).abs() / true_tpot;
+                if err > 0.01 {
+                    failures.push(format!("{name}: per-request TPOT {:?} vs true {true_tpot}", d.mean));
+                }
+                // The tools' own TPOT is request-weighted over the same requests: equal up to float
+                // when E2E_i comes from the file's latencies; SGLang's latency also covers the
+                // `[DONE]` line, which the sum of gaps does not (a few microseconds per token).
+                let from_latencies = json.derived.per_request.as_ref().unwrap().e2e_source == "latencies";
+                if let Some(tool) = json.reported.stat("tpot_ms").and_then(|s| s.mean()) {
+                    let allowed = if from_latencies { 1e-3 } else { 1e-3 * tool };
+                    if (tool - d.mean.unwrap()).abs() > allowed {
+                        failures.push(format!("{name}: per-request mean {:?} vs the tool's mean_tpot_ms {tool}", d.mean));
+                    }
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 33, "stdout samples that have a result file (all but the s4 sweep, whose steps are separate files)");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn failed_requests_are_left_out_and_counted() {
+    let run = one(&common::samples_dir().join("captured/sglang-oai-s5.result.jsonl"));
+    let per = run.derived.per_request.as_ref().unwrap();
+    assert_eq!((per.requests, per.failed, per.single_token), (16, 4, 0));
+    assert_eq!(per.e2e_source, "ttft + sum of gaps");
+    let run = one(&common::samples_dir().join("captured/vllm-s5.result.json"));
+    let per = run.derived.per_request.as_ref().unwrap();
+    assert_eq!((per.requests, per.failed, per.e2e_source.as_str()), (16, 4, "latencies"));
+}
+
+#[test]
+fn tokens_per_chunk_per_request_where_gaps_are_per_chunk() {
+    // k = 10: 512 tokens in 53 chunks per request.
+    let run = one(&common::samples_dir().join("captured/vllm-s2.result.json"));
+    let c = run.derived.per_request.as_ref().unwrap().tokens_per_chunk.as_ref().unwrap();
+    assert!((c.mean - 512.0 / 53.0).abs() < 1e-3, "{c:?}");
+    // The native SGLang backend splits gaps per token: no chunk figure.
+    let run = one(&common::samples_dir().join("captured/sglang-s2.result.jsonl"));
+    assert!(run.derived.per_request.as_ref().unwrap().tokens_per_chunk.is_none());
+}
+
+fn errors(text: &str) -> (Vec<Run>, Vec<Error>, Result<usize, Error>) {
+    struct Collect(Vec<Run>, Vec<Error>);
+    impl bench_normalize::Sink for Collect {
+        fn run(&mut self, run: Run) -> Result<(), Error> {
+            self.0.push(run);
+            Ok(())
+        }
+        fn diagnostic(&mut self, e: Error) {
+            self.1.push(e);
+        }
+    }
+    let mut c = Collect(Vec::new(), Vec::new());
+    let r = normalize(text.as_bytes(), "runs.jsonl", &Options::default(), &mut c);
+    (c.0, c.1, r)
+}
+
+fn sglang_line() -> String {
+    let text = std::fs::read_to_string(common::samples_dir().join("versions/sglang0.4.3.post4-oai-s2.result.jsonl")).unwrap();
+    text.lines().next().unwrap().to_string()
+}
+
+#[test]
+fn a_truncated_jsonl_line_names_its_line_and_column_and_the_others_are_reported() {
+    let line = sglang_line();
+    let cut = &line[..200];
+    let text = format!("{line}\n{cut}\n{line}\n");
+    let (runs, diags, result) = errors(&text);
+    assert_eq!(result.unwrap(), 2);
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0].source.first_line, runs[1].source.first_line), (Some(1), Some(3)));
+    assert_eq!(diags.len(), 1);
+    let msg = diags[0].to_string();
+    assert!(msg.starts_with("runs.jsonl:2:200: truncated JSON"), "{msg}");
+}
+
+#[test]
+fn nothing_valid_is_exit_3_with_the_line_and_column() {
+    let line = sglang_line();
+    let (runs, _, result) = errors(&format!("{}\n", &line[..57]));
+    assert!(runs.is_empty());
+    let e = result.unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+    assert!(e.to_string().starts_with("runs.jsonl:1:57: truncated JSON"), "{e}");
+    // Malformed, not truncated: a bad token in the middle.
+    let bad = line.replacen("\"completed\": 16", "\"completed\": 1 6", 1);
+    let e = errors(&bad).2.unwrap_err().to_string();
+    let col = bad.find("1 6").unwrap() + 3;
+    assert!(e.starts_with(&format!("runs.jsonl:1:{col}: malformed JSON")), "{e}");
+}
+
+#[test]
+fn per_request_arrays_of_different_lengths_are_an_error_naming_them() {
+    let text = r#"{"duration": 10.0, "completed": 2, "total_input_tokens": 20, "total_output_tokens": 20, "ttfts": [0.1, 0.1], "output_lens": [10, 10], "itls": [[0.01]], "errors": ["", ""]}"#;
+    let e = normalize_str(text, "r.json").unwrap_err().to_string();
+    assert_eq!(e, "r.json:1: per-request arrays of different lengths: ttfts 2, output_lens 2, itls 1, errors 2");
+}
+
+#[test]
+fn bare_infinity_and_nan_are_absent_not_zero() {
+    let text = r#"{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": null, "duration": 10.0, "completed": 4, "total_input_tokens": 40, "total_output_tokens": 400, "mean_e2e_latency_ms": NaN, "mean_ttft_ms": 100.0, "mean_tpot_ms": 9.0}"#;
+    let runs = normalize_str(text, "r.jsonl").unwrap();
+    let run = &runs[0];
+    assert!(run.workload.get("request_rate").is_none());
+    assert!(run.reported.stat("e2e_ms").is_none_or(|s| s.mean().is_none()));
+    assert_eq!(run.derived.tpot_ms.method, Some(TpotMethod::ToolTpot));
+    assert!(run.notes.iter().any(|n| n.message.contains("request_rate") && n.message.contains("absent")));
+}
+
+#[test]
+fn a_100k_request_detailed_file_is_read_with_exact_per_request_tpot() {
+    // 100k requests, output length 2..=9 tokens, TPOT_i = 5 + (i % 7) ms, one gap per token.
+    let n = 100_000;
+    let mut ttfts = Vec::with_capacity(n);
+    let mut lens = Vec::with_capacity(n);
+    let mut itls = Vec::with_capacity(n);
+    let mut lats = Vec::with_capacity(n);
+    let mut want = 0.0;
+    for i in 0..n {
+        let out = 2 + (i % 8);
+        let tpot = 5.0 + (i % 7) as f64;
+        let ttft = 0.05;
+        ttfts.push(format!("{ttft}"));
+        lens.push(out.to_string());
+        let gaps: Vec<String> = (0..out - 1).map(|_| format!("{}", tpot / 1000.0)).collect();
+        itls.push(format!("[{}]", gaps.join(",")));
+        lats.push(format!("{}", ttft + (out - 1) as f64 * tpot / 1000.0));
+        want += tpot;
+    }
+    want /= n as f64;
+    let text = format!(
+        "{{\"duration\": 100.0, \"completed\": {n}, \"failed\": 0, \"total_input_tokens\": 1, \"total_output_tokens\": {}, \"ttfts\": [{}], \"output_lens\": [{}], \"itls\": [{}], \"latencies\": [{}], \"errors\": [{}]}}",
+        lens.iter().map(|l| l.parse::<usize>().unwrap()).sum::<usize>(),
+        ttfts.join(","),
+        lens.join(","),
+        itls.join(","),
+        lats.join(","),
+        vec!["\"\""; n].join(",")
+    );
+    let runs = normalize_str(&text, "big.json").unwrap();
+    let d = &runs[0].derived;
+    assert_eq!(d.per_request.as_ref().unwrap().requests, n);
+    let got = d.tpot_ms.mean.unwrap();
+    assert!((got - want).abs() / want < 1e-5, "{got} vs {want}");
+}
