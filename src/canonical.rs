@@ -297,6 +297,8 @@ pub fn check_figure_types(run: &Run) -> Result<(), (String, String)> {
                     return Err((path, format!("expected a whole number, got {n}")));
                 }
                 (Kind::Text, Figure::Text(_)) | (Kind::Stat, Figure::Stat(_)) | (Kind::List, Figure::List(_)) => true,
+                // `{}`: no statistics given.
+                (Kind::Stat, Figure::Group(sub)) if sub.is_empty() => true,
                 (Kind::Stat, Figure::Group(sub)) => {
                     let keys: Vec<&str> = sub.iter().map(|(k, _)| k).collect();
                     return Err((path, format!("expected statistics (mean, min, p50, p90, p99, max, std), got keys {}", keys.join(", "))));

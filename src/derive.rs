@@ -257,15 +257,21 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
         };
     }
     if let Some(st) = run.reported.stat("tpot_ms") {
+        let hand_written = run.source.format == crate::report::Format::Report;
         match st.mean() {
             Some(m) if m > 0.0 => {
+                let (method, formula) = if hand_written {
+                    (TpotMethod::Claimed, format!("the report's tpot_ms.mean {}, as claimed (add e2e_ms to derive it)", show(m)))
+                } else {
+                    (TpotMethod::ToolTpot, format!("the tool's Mean TPOT row, {} (computed per request as (latency - ttft) / (output_len - 1))", show(m)))
+                };
                 return DerivedTpot {
                     mean: Some(m),
-                    method: Some(TpotMethod::ToolTpot),
+                    method: Some(method),
                     p50: st.get(StatKey::P(50.0)),
                     p90: st.get(StatKey::P(90.0)),
                     p99: st.get(StatKey::P(99.0)),
-                    formula: Some(format!("the tool's Mean TPOT row, {} (computed per request as (latency - ttft) / (output_len - 1))", show(m))),
+                    formula: Some(formula),
                     ..Default::default()
                 };
             }

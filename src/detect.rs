@@ -215,14 +215,20 @@ impl<'d> Scanner<'d> {
                 sections.push(name);
             }
         }
-        // The definition that knows the most labels no other candidate knows, then the most labels.
+        // The definition that knows the most labels no other candidate knows (lines before the
+        // banner that it reads as context count too), then the most labels; on a tie, the first.
+        let context_labels_seen: Vec<&String> = open.context.keys().collect();
         let score = |d: &Definition| {
             let known: Vec<&String> = labels.iter().filter(|l| d.knows_label(l)).collect();
             let unique = known.iter().filter(|l| !open.candidates.iter().any(|o| o.id != d.id && o.knows_label(l))).count();
-            (unique, known.len())
+            let context = context_labels_seen.iter().filter(|l| d.context_spec(l).is_some()).count();
+            (unique + context, known.len())
         };
         let scored: Vec<(&Definition, (usize, usize))> = open.candidates.iter().map(|d| (*d, score(d))).collect();
-        let best = scored.iter().max_by_key(|(_, s)| *s).map(|(d, s)| (*d, *s))?;
+        let best = scored.iter().fold(None::<(&Definition, (usize, usize))>, |acc, (d, s)| match acc {
+            Some((_, a)) if a >= *s => acc,
+            _ => Some((*d, *s)),
+        })?;
         if best.1.1 == 0 {
             // A banner with no row any definition knows: some other program's output.
             return None;
@@ -330,7 +336,13 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
         (unique, known.len())
     };
     let scored: Vec<(&Definition, (usize, usize))> = json_defs.iter().map(|d| (*d, score(d))).collect();
-    let (definition, best) = scored.iter().max_by_key(|(_, s)| *s).map(|(d, s)| (*d, *s)).expect("not empty");
+    let (definition, best) = scored
+        .iter()
+        .fold(None::<(&Definition, (usize, usize))>, |acc, (d, s)| match acc {
+            Some((_, a)) if a >= *s => acc,
+            _ => Some((*d, *s)),
+        })
+        .expect("not empty");
     let ambiguous_with = scored.iter().filter(|(d, s)| d.id != definition.id && *s == best).map(|(d, _)| d.id.as_str()).collect();
     let evidence = Evidence { labels: &keys, sections: &[], banner_width: 0, context_labels: &[] };
     let variant = definition.variants.iter().find(|v| v.matches(&evidence));
