@@ -54,6 +54,24 @@ pub struct Definition {
     /// JSON formats: a number must be a JSON number and text a string (hand-written reports);
     /// otherwise values are read leniently (`"inf"` is an absent number).
     pub strict_types: bool,
+    /// Finds where known rows start in a line that lost its line breaks (built on first use).
+    row_finder: OnceLock<Regex>,
+    /// Blocks printed right after a result block that belong to the same run.
+    pub trailers: Vec<TrailerSpec>,
+}
+
+/// A block printed right after the result block, for the same run (vllm-rs's "Steady-State
+/// Metrics"): its rows are read as one section of the run, never mixed into the main figures.
+#[derive(Debug)]
+pub struct TrailerSpec {
+    pub banner: Regex,
+    pub end: Regex,
+    /// The section its rows are read under (rows in `[[row]]` with this `section`).
+    pub section: String,
+    /// The variants that print it; blocks of other variants are not held back waiting for it.
+    pub variants: Vec<String>,
+    /// Lines allowed between the result block's closing line and the trailer's banner.
+    pub max_gap: usize,
 }
 
 /// When a JSON document is of a format: keys it must have, and keys of which it needs one.
@@ -285,6 +303,18 @@ impl LabelPattern {
     pub fn hole(&self) -> Option<Hole> {
         self.hole
     }
+
+    /// A regular expression matching the labels this pattern matches (spaces may be runs).
+    pub fn to_regex(&self) -> String {
+        let esc = |s: &str| regex::escape(s).replace(' ', r"\s+");
+        let hole = match self.hole {
+            None => "",
+            Some(Hole::Stat) => r"(?:Mean|Median|Min|Max|Std|P[0-9]+(?:\.[0-9]+)?)",
+            Some(Hole::Index) => r"[0-9]+",
+            Some(Hole::Text) => r"[^:]{0,40}?",
+        };
+        format!("{}{hole}{}", esc(&self.prefix), esc(&self.suffix))
+    }
 }
 
 /// Which rows a spec reads, and where their values go.
@@ -360,6 +390,20 @@ impl Definition {
 
     pub fn variant(&self, id: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.id == id)
+    }
+
+    /// Where rows, section headers and closing lines start in a line that holds several of them
+    /// (a block pasted on one line): byte offsets.
+    pub fn row_starts(&self, text: &str) -> Vec<usize> {
+        let re = self.row_finder.get_or_init(|| {
+            let mut alts: Vec<String> = self.rows.iter().flat_map(|r| r.labels.iter().map(LabelPattern::to_regex)).collect();
+            // Longest first, so that `Total generated tokens (retokenized):` wins over its prefix.
+            alts.sort_by_key(|a| std::cmp::Reverse(a.len()));
+            alts.push(r"-{3,}[^-]*?-{3,}".into());
+            alts.push(r"={10,}".into());
+            Regex::new(&format!("(?:^|\\s)((?:{}))", alts.join("|"))).expect("labels are escaped")
+        });
+        re.captures_iter(text).filter_map(|c| c.get(1)).map(|m| m.start()).collect()
     }
 
     /// The spec of a JSON key (a dotted path).
@@ -451,6 +495,24 @@ struct RawDefinition {
     requests: RawRequests,
     #[serde(default)]
     strict_types: bool,
+    #[serde(default)]
+    trailer: Vec<RawTrailer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTrailer {
+    banner: Spanned<String>,
+    end: Spanned<String>,
+    section: String,
+    #[serde(default)]
+    variants: Vec<Spanned<String>>,
+    #[serde(default = "default_gap")]
+    max_gap: usize,
+}
+
+fn default_gap() -> usize {
+    2
 }
 
 #[derive(Deserialize)]
@@ -811,6 +873,22 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         });
     }
 
+    let mut trailers = Vec::new();
+    for t in &raw.trailer {
+        for v in &t.variants {
+            if !variants.iter().any(|x| &x.id == v.get_ref()) {
+                return Err(err_at(v.span().start, "trailer.variants", format!("no variant '{}' in this definition", v.get_ref())));
+            }
+        }
+        trailers.push(TrailerSpec {
+            banner: spanned_regex(&t.banner, "trailer.banner")?,
+            end: spanned_regex(&t.end, "trailer.end")?,
+            section: t.section.clone(),
+            variants: t.variants.iter().map(|v| v.get_ref().clone()).collect(),
+            max_gap: t.max_gap,
+        });
+    }
+
     Ok(Definition {
         id: raw.id.into_inner(),
         tool: raw.tool,
@@ -832,6 +910,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         detect: raw.detect.map(|d| DetectSpec { keys_all: d.keys_all, keys_any: d.keys_any }),
         requests,
         strict_types: raw.strict_types,
+        row_finder: OnceLock::new(),
+        trailers,
     })
 }
 

@@ -31,6 +31,8 @@ pub enum BlockEnd {
     Noise,
     /// The input ended.
     EndOfInput,
+    /// A Markdown table of rows ended at this line (a table has no closing line).
+    Table(usize),
 }
 
 /// A line printed before the banner that a definition reads as part of the same run.
@@ -61,6 +63,8 @@ pub struct Block<'d> {
 }
 
 struct Open<'d> {
+    /// Rows read from a Markdown table (`| label | value |`) rather than a printed block.
+    table: bool,
     candidates: Vec<&'d Definition>,
     banner: Line,
     prefix: String,
@@ -77,6 +81,17 @@ pub struct Scanner<'d> {
     context: HashMap<String, ContextLine>,
     open: Option<Open<'d>>,
     blocks: usize,
+    ready: std::collections::VecDeque<Block<'d>>,
+    /// A finished block whose variant prints a trailer: held until the trailer or other lines.
+    held: Option<Held<'d>>,
+}
+
+struct Held<'d> {
+    block: Block<'d>,
+    trailer: &'d crate::definition::TrailerSpec,
+    gap: usize,
+    /// Inside the trailer, after its banner.
+    open: bool,
 }
 
 impl<'d> Scanner<'d> {
@@ -88,7 +103,7 @@ impl<'d> Scanner<'d> {
                 context_labels.push(normalize_label(&spec.label));
             }
         }
-        Scanner { text_defs, context_labels, context: HashMap::new(), open: None, blocks: 0 }
+        Scanner { text_defs, context_labels, context: HashMap::new(), open: None, blocks: 0, ready: Default::default(), held: None }
     }
 
     /// What a banner looks like, for the "nothing found" message.
@@ -98,16 +113,164 @@ impl<'d> Scanner<'d> {
         v.join("; ")
     }
 
-    /// Feed one line; returns a block when this line completes one.
-    pub fn push(&mut self, line: Line) -> Option<Block<'d>> {
+    /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
+    pub fn push(&mut self, line: Line) {
+        for piece in self.unflatten(line) {
+            self.push_one(piece);
+        }
+    }
+
+    /// The next completed block, in input order.
+    pub fn pop(&mut self) -> Option<Block<'d>> {
+        self.ready.pop_front()
+    }
+
+    /// The input ended: a block that was still open is complete too.
+    pub fn finish(&mut self) {
+        if let Some(open) = self.open.take() {
+            let end = if open.table { BlockEnd::Table(open.last_row_line) } else { BlockEnd::EndOfInput };
+            self.finish_block(open, end);
+        }
+        self.release();
+    }
+
+    fn release(&mut self) {
+        if let Some(h) = self.held.take() {
+            self.ready.push_back(h.block);
+        }
+    }
+
+    /// A line while a block waits for its trailer: taken into the trailer, or counted as a gap.
+    /// Returns whether the line was used.
+    fn feed_held(&mut self, line: &Line) -> bool {
+        let Some(h) = self.held.as_mut() else { return false };
+        let trimmed = line.text.trim();
+        if h.open {
+            if h.trailer.end.is_match(trimmed) {
+                h.block.last_line = line.number;
+                self.release();
+                return true;
+            }
+            // Plain rules inside the trailer separate its groups; its rows stay in its section.
+            let text = if trimmed.chars().all(|c| c == '-') && !trimmed.is_empty() { format!("--- {} ---", h.trailer.section) } else { line.text.clone() };
+            h.block.body.push(Line { number: line.number, text, truncated: line.truncated });
+            h.block.last_line = line.number;
+            return true;
+        }
+        if h.trailer.banner.is_match(trimmed) {
+            h.open = true;
+            h.block.body.push(Line { number: line.number, text: format!("--- {} ---", h.trailer.section), truncated: false });
+            return true;
+        }
+        if !trimmed.is_empty() {
+            h.gap += 1;
+        }
+        if h.gap > h.trailer.max_gap || self.banner_hits(&line.text).is_some() {
+            self.release();
+        }
+        false
+    }
+
+    /// Pasted text sometimes lost its line breaks: escaped (`\n` in a JSON log line) or replaced
+    /// by spaces (a block on one line). Such a line is cut back into lines, at the labels the
+    /// candidate definitions know.
+    fn unflatten(&self, line: Line) -> Vec<Line> {
+        let relevant = |text: &str| self.open.is_some() || self.banner_hits(text).is_some();
+        let mut pieces = vec![line];
+        if pieces[0].text.contains("\\n") && relevant(&pieces[0].text) {
+            let l = pieces.remove(0);
+            let unescaped = l.text.replace("\\r\\n", "\\n").replace("\\t", "\t").replace("\\\"", "\"");
+            pieces = unescaped.split("\\n").map(|t| Line { number: l.number, text: t.to_string(), truncated: l.truncated }).collect();
+        }
+        let mut out = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            let defs: Vec<&Definition> = match (&self.open, self.banner_hits(&piece.text)) {
+                (_, Some((c, _))) => c,
+                (Some(open), None) => open.candidates.clone(),
+                (None, None) => {
+                    out.push(piece);
+                    continue;
+                }
+            };
+            // A banner with text after it, or a long line with more than one known label.
+            let banner_end = self.banner_hits(&piece.text).and_then(|(c, at)| c[0].block.as_ref()?.banner.find_at(&piece.text, at).map(|m| m.end()));
+            let rest_from = match banner_end {
+                Some(end) if !piece.text[end..].trim().is_empty() => Some(end),
+                Some(_) => None,
+                None if piece.text.len() > 60 => Some(0),
+                None => None,
+            };
+            let Some(from) = rest_from else {
+                out.push(piece);
+                continue;
+            };
+            let cuts: Vec<usize> = defs.iter().flat_map(|d| d.row_starts(&piece.text[from..])).map(|c| c + from).collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| *c >= from).collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            if banner_end.is_none() && cuts.len() < 2 {
+                out.push(piece);
+                continue;
+            }
+            let mut starts = vec![0];
+            starts.extend(cuts.into_iter().filter(|c| *c > 0));
+            if let Some(end) = banner_end {
+                if !starts.contains(&end) {
+                    starts.push(end);
+                    starts.sort_unstable();
+                }
+            }
+            for (i, start) in starts.iter().enumerate() {
+                let end = starts.get(i + 1).copied().unwrap_or(piece.text.len());
+                let text = piece.text[*start..end].trim();
+                if !text.is_empty() {
+                    out.push(Line { number: piece.number, text: text.to_string(), truncated: piece.truncated });
+                }
+            }
+        }
+        // A closing line with text after it (`=====..."}` in an escaped log, `===== (pasted)`).
+        out.into_iter()
+            .flat_map(|p| {
+                let t = p.text.trim_start();
+                let eq = t.len() - t.trim_start_matches('=').len();
+                // (Not a banner, which has `=` on both sides of its title.)
+                if eq >= 10 && !t[eq..].trim().is_empty() && !t.trim_end().ends_with("===") {
+                    let rest = t[eq..].trim().to_string();
+                    vec![Line { number: p.number, text: t[..eq].to_string(), truncated: p.truncated }, Line { number: p.number, text: rest, truncated: p.truncated }]
+                } else {
+                    vec![p]
+                }
+            })
+            .collect()
+    }
+
+    fn push_one(&mut self, line: Line) {
+        if self.feed_held(&line) {
+            return;
+        }
         let banner_hits = self.banner_hits(&line.text);
+        if self.open.as_ref().is_some_and(|o| o.table) {
+            if let Some((label, value)) = table_row(&line.text) {
+                let open = self.open.as_mut().expect("open");
+                if !label.is_empty() {
+                    open.body.push(Line { number: line.number, text: format!("{label}: {value}"), truncated: line.truncated });
+                    open.last_row_line = line.number;
+                }
+                return;
+            }
+            let open = self.open.take().expect("open");
+            let last = open.last_row_line;
+            self.finish_block(open, BlockEnd::Table(last));
+            // The line after a table may itself start something.
+        }
         if let Some(open) = &mut self.open {
             if let Some((candidates, at)) = banner_hits {
                 // A new banner before the closing line: the open block was cut off.
                 let number = line.number;
                 let done = self.open.take().expect("open");
                 self.start(line, candidates, at);
-                return self.finish_block(done, BlockEnd::NextBanner(number));
+                self.finish_block(done, BlockEnd::NextBanner(number));
+                return;
             }
             let text = strip_prefix(&line.text, &open.prefix);
             let trimmed = text.trim();
@@ -115,9 +278,16 @@ impl<'d> Scanner<'d> {
                 let number = line.number;
                 let mut done = self.open.take().expect("open");
                 done.last_row_line = number;
-                return self.finish_block(done, BlockEnd::Closed(number));
+                self.finish_block(done, BlockEnd::Closed(number));
+                return;
             }
-            let is_row = split_row(text).is_some();
+            // A row counts as part of the block when a candidate knows its label; unknown rows are
+            // kept, but a run of them (with other lines) after the last known row ends a block
+            // that lost its closing line.
+            let is_row = split_row(text).is_some_and(|r| {
+                let label = normalize_label(r.label);
+                open.candidates.iter().any(|d| d.knows_label(&label))
+            });
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
@@ -134,28 +304,44 @@ impl<'d> Scanner<'d> {
             open.body.push(Line { number, text: text.to_string(), truncated: line.truncated });
             if ends_after {
                 let done = self.open.take().expect("open");
-                return self.finish_block(done, BlockEnd::Closed(number));
+                self.finish_block(done, BlockEnd::Closed(number));
+                return;
             }
             if open.noise_run >= MAX_NOISE_RUN {
                 let mut done = self.open.take().expect("open");
                 let keep = done.body.len() - done.noise_run;
-                done.body.truncate(keep);
-                return self.finish_block(done, BlockEnd::Noise);
+                let after: Vec<Line> = done.body.split_off(keep);
+                self.finish_block(done, BlockEnd::Noise);
+                // Those lines belong to what follows (the next run's preamble, perhaps).
+                for l in &after {
+                    self.note_context(l);
+                }
             }
-            return None;
+            return;
         }
         if let Some((candidates, at)) = banner_hits {
             self.start(line, candidates, at);
-            return None;
+            return;
+        }
+        if let Some((label, value)) = table_row(&line.text) {
+            let key = format!("{label}:");
+            let candidates: Vec<&'d Definition> = self.text_defs.iter().copied().filter(|d| d.knows_label(&normalize_label(&key))).collect();
+            if !candidates.is_empty() {
+                let number = line.number;
+                self.open = Some(Open {
+                    table: true,
+                    candidates,
+                    banner: line.clone(),
+                    prefix: String::new(),
+                    body: vec![Line { number, text: format!("{label}: {value}"), truncated: line.truncated }],
+                    noise_run: 0,
+                    last_row_line: number,
+                    context: std::mem::take(&mut self.context),
+                });
+                return;
+            }
         }
         self.note_context(&line);
-        None
-    }
-
-    /// The input ended: hand back a block that was still open.
-    pub fn finish(&mut self) -> Option<Block<'d>> {
-        let open = self.open.take()?;
-        self.finish_block(open, BlockEnd::EndOfInput)
     }
 
     fn banner_hits(&self, text: &str) -> Option<(Vec<&'d Definition>, usize)> {
@@ -194,6 +380,7 @@ impl<'d> Scanner<'d> {
         }
         let number = line.number;
         self.open = Some(Open {
+            table: false,
             candidates,
             banner: line,
             prefix,
@@ -204,7 +391,20 @@ impl<'d> Scanner<'d> {
         });
     }
 
-    fn finish_block(&mut self, open: Open<'d>, end: BlockEnd) -> Option<Block<'d>> {
+    fn finish_block(&mut self, open: Open<'d>, end: BlockEnd) {
+        self.release();
+        let Some(block) = self.classify_block(open, end) else { return };
+        let trailer = match (block.end, block.variant) {
+            (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.iter().any(|x| *x == v.id)),
+            _ => None,
+        };
+        match trailer {
+            Some(trailer) => self.held = Some(Held { block, trailer, gap: 0, open: false }),
+            None => self.ready.push_back(block),
+        }
+    }
+
+    fn classify_block(&mut self, open: Open<'d>, end: BlockEnd) -> Option<Block<'d>> {
         let mut labels = Vec::new();
         let mut sections = Vec::new();
         for l in &open.body {
@@ -256,6 +456,23 @@ impl<'d> Scanner<'d> {
             ambiguous_with,
         })
     }
+}
+
+/// A Markdown table row `| label | value |` (label without a trailing colon); the separator row
+/// `|---|---|` gives an empty label.
+fn table_row(text: &str) -> Option<(String, String)> {
+    let t = text.trim();
+    let inner = t.strip_prefix('|')?.strip_suffix('|').unwrap_or_else(|| t.strip_prefix('|').unwrap_or(t));
+    let cells: Vec<&str> = inner.split('|').map(str::trim).collect();
+    if cells.len() < 2 {
+        return None;
+    }
+    if cells.iter().all(|c| c.chars().all(|ch| matches!(ch, '-' | ':' | ' '))) {
+        return Some((String::new(), String::new()));
+    }
+    let label = cells[0].trim_matches('*').trim().trim_end_matches(':').trim().to_string();
+    let value = cells[1].trim_matches('`').trim().to_string();
+    Some((label, value))
 }
 
 /// The name of a section header line for this definition (empty: a plain rule).

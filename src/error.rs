@@ -110,6 +110,16 @@ impl Error {
         }
     }
 
+    /// What is wrong, without where (which `input`, `position` give).
+    pub fn message(&self) -> String {
+        match self {
+            Error::Parse { message, .. } => message.clone(),
+            Error::Report { path, message, .. } => format!("{path}: {message}"),
+            Error::Definition { field, message, .. } => format!("{field}: {message}"),
+            other => other.to_string(),
+        }
+    }
+
     /// Line and column the error points at, when known.
     pub fn position(&self) -> (Option<usize>, Option<usize>) {
         match self {
@@ -150,4 +160,27 @@ mod tests {
         assert_eq!(e.to_string(), "run.log:7:3: truncated JSON\n    | {\"a\": ");
         assert_eq!(e.exit_code(), ExitCode::NoResult);
     }
+}
+
+/// The error as a person reads it: one line, and for an error in an input line, that line with
+/// the column marked (annotate-snippets).
+pub fn render_human(e: &Error, styled: bool) -> String {
+    use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+    if let Error::Parse { at, message } = e {
+        if let Some(text) = &at.text {
+            let col = at.column.unwrap_or(1).saturating_sub(1).min(text.len());
+            // A span must fall on a character boundary.
+            let start = (0..=col).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            let end = (start + 1..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+            let report = &[Level::ERROR.primary_title(message.as_str()).element(
+                Snippet::source(text.as_str())
+                    .line_start(at.line)
+                    .path(at.input.as_str())
+                    .annotation(AnnotationKind::Primary.span(start..end.max(start))),
+            )];
+            let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
+            return renderer.render(report).to_string();
+        }
+    }
+    format!("bench-normalize: {e}")
 }

@@ -133,20 +133,23 @@ fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut
     let mut found = 0;
     let mut lines = input::LineReader::new(reader);
     loop {
-        let block = match lines.next() {
-            Some(Ok(line)) => scanner.push(line),
+        let more = match lines.next() {
+            Some(Ok(line)) => {
+                scanner.push(line);
+                true
+            }
             Some(Err(source)) => return Err(Error::Io { input: input.to_string(), source }),
             None => {
-                if let Some(block) = scanner.finish() {
-                    found += 1;
-                    sink.run(run_of_block(&block, input, &opts.policy))?;
-                }
-                break;
+                scanner.finish();
+                false
             }
         };
-        if let Some(block) = block {
+        while let Some(block) = scanner.pop() {
             found += 1;
             sink.run(run_of_block(&block, input, &opts.policy))?;
+        }
+        if !more {
+            break;
         }
     }
     if found == 0 {
@@ -163,11 +166,17 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
     let mut found = 0;
     let mut first_error: Option<Error> = None;
     let mut index = 0;
-    let fail = |e: Error, sink: &mut dyn Sink, first_error: &mut Option<Error>| {
+    // Documents that parse but are no known format: a JSON log, perhaps, with a result block
+    // inside its (escaped) strings.
+    let mut unknown_only = true;
+    // Problems are held back until the end: if no document is a known format, the input is read
+    // as text instead and they do not apply.
+    let mut later: Vec<Error> = Vec::new();
+    let fail = |e: Error, later: &mut Vec<Error>, first_error: &mut Option<Error>| {
         if first_error.is_none() {
             *first_error = Some(e);
         } else {
-            sink.diagnostic(e);
+            later.push(e);
         }
     };
     while let Some(span) = docs.next() {
@@ -180,15 +189,19 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
                 let line = span.line + e.line().saturating_sub(1);
                 let column = shifts.input_column(line, e.column());
                 let what = if e.is_eof() || !span.complete { "truncated JSON" } else { "malformed JSON" };
+                // serde_json's own position is relative to the document; ours is given apart.
+                let detail = e.to_string();
+                let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(m, _)| m).to_string();
                 let text_line = String::from_utf8_lossy(text.split(|b| *b == b'\n').nth(line - 1).unwrap_or(b""))
                     .replace("\"inf\"   ", "Infinity")
                     .replace("\"-inf\"   ", "-Infinity")
                     .chars()
                     .take(120)
                     .collect::<String>();
+                unknown_only = false;
                 fail(
-                    Error::Parse { at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) }, message: format!("{what}: {e}") },
-                    sink,
+                    Error::Parse { at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) }, message: format!("{what}: {detail}") },
+                    &mut later,
                     &mut first_error,
                 );
                 docs.skip_to_next_line(span.start);
@@ -198,6 +211,8 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
         let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() { vec![doc] } else { doc.elements };
         for doc in parts {
             index += 1;
+            let known = !matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
+            unknown_only &= !known;
             match runs_of_doc(&doc, input, index, opts) {
                 Ok(runs) => {
                     for run in runs {
@@ -205,9 +220,18 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
                         sink.run(run)?;
                     }
                 }
-                Err(e) => fail(e, sink, &mut first_error),
+                Err(e) => fail(e, &mut later, &mut first_error),
             }
         }
+    }
+    if found == 0 && unknown_only && !opts.reports_only {
+        return normalize_text(std::io::Cursor::new(text), input, opts, sink).map_err(|e| match (e, first_error) {
+            (Error::NoResult { .. }, Some(json)) => json,
+            (e, _) => e,
+        });
+    }
+    for e in later {
+        sink.diagnostic(e);
     }
     match (found, first_error) {
         (0, Some(e)) => Err(e),
@@ -299,7 +323,7 @@ pub fn normalize_str(text: &str, input: &str) -> Result<Vec<Run>, Error> {
 fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
     let extracted = extract::extract(block);
     let truncated = match block.end {
-        BlockEnd::Closed(_) => None,
+        BlockEnd::Closed(_) | BlockEnd::Table(_) => None,
         BlockEnd::NextBanner(line) => Some(Truncation { after_line: block.last_line, reason: format!("a new result banner started at line {line} before the closing line") }),
         BlockEnd::Noise => Some(Truncation { after_line: block.last_line, reason: "the lines after it are not rows and no closing line came".into() }),
         BlockEnd::EndOfInput => Some(Truncation { after_line: block.last_line, reason: "the input ended before the closing line".into() }),
@@ -315,6 +339,9 @@ fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
         format: Format::Stdout,
     };
     let mut run = canonical::assemble(origin, extracted);
+    if let BlockEnd::Table(_) = block.end {
+        run.notes.push(report::Note { code: "markdown-table".into(), message: "read from a Markdown table of the rows (no banner or closing line)".into(), line: Some(block.banner.number) });
+    }
     if !block.ambiguous_with.is_empty() {
         run.notes.push(report::Note {
             code: "ambiguous-tool".into(),

@@ -162,7 +162,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     };
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
-    let mut out = Output { out: stdout.lock(), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok };
+    let mut out = Output { out: stdout.lock(), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok, strict: c.strict };
     for path in &inputs {
         let name = path.display().to_string();
         let result = if name == "-" {
@@ -203,6 +203,7 @@ struct Output<W: Write> {
     rejected: bool,
     error_format: ErrorFormat,
     worst: ExitCode,
+    strict: bool,
 }
 
 impl<W: Write> Output<W> {
@@ -214,6 +215,9 @@ impl<W: Write> Output<W> {
 impl<W: Write> Sink for Output<W> {
     fn run(&mut self, run: Run) -> Result<(), Error> {
         self.rejected |= run.verdict == Verdict::Rejected;
+        if run.verdict == Verdict::Rejected {
+            report_rejection(self.error_format, &run, self.strict);
+        }
         match self.format {
             OutputFormat::Json => self.runs.push(run),
             OutputFormat::Jsonl => {
@@ -231,12 +235,15 @@ impl<W: Write> Sink for Output<W> {
 fn report_error(format: ErrorFormat, e: &Error) {
     let mut err = io::stderr().lock();
     let _ = match format {
-        ErrorFormat::Human => writeln!(err, "bench-normalize: {e}"),
+        ErrorFormat::Human => {
+            let styled = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            writeln!(err, "{}", bench_normalize::error::render_human(e, styled))
+        }
         ErrorFormat::Json => {
             let (line, column) = e.position();
             let obj = serde_json::json!({
                 "code": e.code(),
-                "message": e.to_string(),
+                "message": e.message(),
                 "input": e.input(),
                 "line": line,
                 "column": column,
@@ -245,6 +252,37 @@ fn report_error(format: ErrorFormat, e: &Error) {
             writeln!(err, "{obj}")
         }
     };
+}
+
+/// One line on stderr per failed rule of a rejected run, so a person sees why without reading
+/// the JSON (which says the same in `checks`).
+fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
+    let mut err = io::stderr().lock();
+    let at = match run.source.first_line {
+        Some(l) => format!("{}:{l}", run.source.input),
+        None => run.source.input.clone(),
+    };
+    use bench_normalize::report::{Check, Severity, Status};
+    let strict_or_error = |c: &&Check| c.status == Status::Fail && (c.severity == Severity::Error || (strict && c.severity == Severity::Warning));
+    for c in run.checks.iter().filter(strict_or_error) {
+        let _ = match format {
+            ErrorFormat::Human => writeln!(err, "bench-normalize: {at}: run {} rejected: {}: {}", run.source.block, c.id, c.message),
+            ErrorFormat::Json => writeln!(
+                err,
+                "{}",
+                serde_json::json!({
+                    "code": "rejected",
+                    "rule": c.id,
+                    "severity": c.severity,
+                    "message": c.message,
+                    "input": run.source.input,
+                    "line": run.source.first_line,
+                    "column": null,
+                    "run": run.source.block,
+                })
+            ),
+        };
+    }
 }
 
 fn is_broken_pipe(e: &Error) -> bool {

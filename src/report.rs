@@ -488,8 +488,14 @@ pub struct Stat {
 }
 
 impl Stat {
+    /// Where a statistic is, or would go (kept sorted: a block of many percentiles stays fast).
+    fn position(&self, key: StatKey) -> Result<usize, usize> {
+        let want = key.rank();
+        self.values.binary_search_by(|(k, _)| k.rank().partial_cmp(&want).unwrap_or(std::cmp::Ordering::Less))
+    }
+
     pub fn get(&self, key: StatKey) -> Option<f64> {
-        self.values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        self.position(key).ok().map(|i| self.values[i].1)
     }
 
     pub fn mean(&self) -> Option<f64> {
@@ -498,16 +504,13 @@ impl Stat {
 
     /// Set a statistic; returns the previous value.
     pub fn set(&mut self, key: StatKey, v: f64) -> Option<f64> {
-        if let Some(slot) = self.values.iter_mut().find(|(k, _)| *k == key) {
-            return Some(std::mem::replace(&mut slot.1, v));
+        match self.position(key) {
+            Ok(i) => Some(std::mem::replace(&mut self.values[i].1, v)),
+            Err(i) => {
+                self.values.insert(i, (key, v));
+                None
+            }
         }
-        let at = self
-            .values
-            .iter()
-            .position(|(k, _)| k.rank().partial_cmp(&key.rank()) == Some(std::cmp::Ordering::Greater))
-            .unwrap_or(self.values.len());
-        self.values.insert(at, (key, v));
-        None
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (StatKey, f64)> + '_ {

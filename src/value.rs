@@ -116,9 +116,11 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
     Some((tok, rest.trim()))
 }
 
-/// True when text after a value is only decoration (`·`, `<=====`, `*`, `|`) and no second value.
+/// True when text after a value is decoration (`·`, `*`, `|`) or an annotation set off by a mark
+/// (`<===== per chunk`, `(*)`, `# note`): no digit (which could be a second value) and not a bare
+/// word right after the number (which could be a unit other than the figure's).
 fn is_decoration(rest: &str) -> bool {
-    !rest.chars().any(|c| c.is_alphanumeric())
+    !rest.chars().any(|c| c.is_ascii_digit()) && rest.chars().next().is_some_and(|c| !c.is_alphanumeric())
 }
 
 /// Read a printed value as a figure of `kind`. `suffix` matches what the format prints after the
@@ -210,6 +212,9 @@ mod tests {
         assert_eq!(r, Read::Number(13395.44));
         assert!(remark.unwrap().contains('·'));
         assert_eq!(read("12.5 <=====", Kind::Number, None).0, Read::Number(12.5));
+        assert_eq!(read("59.11   <===== per chunk!", Kind::Number, None).0, Read::Number(59.11));
+        assert!(matches!(n("59.11 ms"), Read::Unreadable(_)));
+        assert!(matches!(n("59.11 (p99 61.2)"), Read::Unreadable(_)));
         assert!(matches!(n("12.5 13.7"), Read::Unreadable(_)));
         assert!(matches!(n("12ms"), Read::Unreadable(_)));
         assert!(matches!(n("1.2.3"), Read::Unreadable(_)));

@@ -170,6 +170,16 @@ fields! {
     "reported.diffusion.denoising_steps" Count None    "diffusion: denoising steps";
     "reported.diffusion.canvas_positions" Count None   "diffusion: canvas positions evaluated";
     "reported.peak_memory_mb"        Stat     None     "peak device memory (MB), multimodal generation benchmarks";
+    "reported.steady_state.concurrency_threshold" Text None "vllm-rs steady state: the in-flight threshold that defines the window";
+    "reported.steady_state.window"   Text     None     "vllm-rs steady state: the window, as printed";
+    "reported.steady_state.observed_peak_concurrency" Number Requests "vllm-rs steady state: peak requests in flight";
+    "reported.steady_state.requests_started" Text None "vllm-rs steady state: requests started in the window, as printed (`13 / 16 (81.2%)`)";
+    "reported.steady_state.requests_completed" Count Requests "vllm-rs steady state: requests completed in the window";
+    "reported.steady_state.request_per_s" Number ReqPerS "vllm-rs steady state: completed requests per second in the window";
+    "reported.steady_state.input_tok_per_s" Number TokPerS "vllm-rs steady state: input tokens of requests started in the window, per second";
+    "reported.steady_state.output_chunks_per_s" Number None "vllm-rs steady state: streamed chunks per second in the window (printed as 'Output token throughput (tok/s)', but it counts chunks)";
+    "reported.steady_state.ttft_ms"  Stat     Ms       "vllm-rs steady state: TTFT of requests in the window";
+    "reported.steady_state.tpot_ms"  Stat     Ms       "vllm-rs steady state: TPOT of requests in the window";
 }
 
 /// Look up a canonical figure by its path.

@@ -51,13 +51,6 @@ impl<R: BufRead> LineReader<R> {
         Line { number, text, truncated }
     }
 
-    fn append(&mut self, bytes: &[u8]) {
-        let room = MAX_LINE.saturating_sub(self.buf.len());
-        if bytes.len() > room {
-            self.truncated = true;
-        }
-        self.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
-    }
 }
 
 impl<R: BufRead> Iterator for LineReader<R> {
@@ -97,11 +90,11 @@ impl<R: BufRead> Iterator for LineReader<R> {
             match memchr::memchr2(b'\n', b'\r', chunk) {
                 Some(i) => {
                     let sep = chunk[i];
-                    let (head, _) = chunk.split_at(i);
-                    let head = head.to_vec();
+                    let room = MAX_LINE.saturating_sub(self.buf.len());
+                    self.buf.extend_from_slice(&chunk[..i.min(room)]);
+                    self.truncated |= i > room;
                     self.inner.consume(i + 1);
                     self.bytes_read += i as u64 + 1;
-                    self.append(&head);
                     let n = self.number;
                     if sep == b'\n' {
                         self.number += 1;
@@ -111,11 +104,13 @@ impl<R: BufRead> Iterator for LineReader<R> {
                     return Some(Ok(self.take_line(n)));
                 }
                 None => {
+                    // No line end in this chunk: keep what fits under the cap, skip the rest.
                     let len = chunk.len();
-                    let owned = chunk.to_vec();
+                    let room = MAX_LINE.saturating_sub(self.buf.len());
+                    self.buf.extend_from_slice(&chunk[..len.min(room)]);
+                    self.truncated |= len > room;
                     self.inner.consume(len);
                     self.bytes_read += len as u64;
-                    self.append(&owned);
                 }
             }
         }

@@ -1,0 +1,191 @@
+//! Real-world input (samples/noisy, built by its make.py from real captures): every result is found
+//! in the noise, figures are those of the clean capture, labels outside a block never leak in.
+
+mod common;
+
+use bench_normalize::Run;
+use bench_normalize::report::{Status, Verdict};
+
+fn runs(file: &str) -> Vec<Run> {
+    common::normalize_file(&common::samples_dir().join("noisy").join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+fn clean(file: &str) -> Run {
+    common::normalize_file(&common::samples_dir().join(file)).unwrap().remove(0)
+}
+
+/// The figures of two runs agree (rows and line numbers may differ).
+fn same_figures(noisy: &Run, clean: &Run, what: &str) {
+    assert_eq!(noisy.workload, clean.workload, "{what}: workload");
+    assert_eq!(noisy.totals, clean.totals, "{what}: totals");
+    assert_eq!(noisy.reported, clean.reported, "{what}: reported");
+    assert_eq!(noisy.derived, clean.derived, "{what}: derived");
+    assert_eq!(noisy.verdict, clean.verdict, "{what}: verdict");
+}
+
+#[test]
+fn server_lines_inside_the_block_colour_codes_and_crlf() {
+    let got = runs("vllm-server-interleaved-crlf.txt");
+    assert_eq!(got.len(), 1);
+    same_figures(&got[0], &clean("captured/vllm-s2.stdout.txt"), "interleaved");
+    // The three server lines inside the block are skipped with a note, not read as rows.
+    assert_eq!(got[0].notes.iter().filter(|n| n.code == "not-a-row").count(), 3);
+}
+
+#[test]
+fn a_dataset_label_before_the_block_does_not_leak_in() {
+    let run = runs("sglang-colour-tabs.txt").remove(0);
+    // `Total input tokens: 99999` is printed before the block by the dataset loader.
+    assert_eq!(run.totals.number("input_tokens"), Some(16384.0));
+    assert_eq!(run.totals.number("output_tokens"), Some(8192.0));
+    same_figures(&run, &clean("captured/sglang-oai-s2.stdout.txt"), "colour and tabs");
+}
+
+#[test]
+fn fenced_quoted_and_indented_pastes() {
+    let md = runs("markdown-fenced-and-quoted.md");
+    assert_eq!(md.len(), 2);
+    // Both pasted without the lines before their banner: the figures of the block itself agree.
+    let v = clean("captured/vllm-s1.stdout.txt");
+    assert_eq!((md[0].totals.clone(), md[0].reported.clone(), md[0].derived.clone()), (v.totals, v.reported, v.derived));
+    // The quoted SGLang block lost its preamble and its trailing spaces, nothing else.
+    let s = clean("captured/sglang-s1.stdout.txt");
+    assert_eq!((md[1].totals.clone(), md[1].reported.clone(), md[1].derived.clone()), (s.totals, s.reported, s.derived));
+    let yaml = runs("yaml-embedded.yaml");
+    assert_eq!(yaml.len(), 2);
+    assert_eq!(yaml[0].derived, clean("captured/sglang-oai-s3.stdout.txt").derived);
+    assert_eq!(yaml[1].reported, clean("captured/vllm-s3.stdout.txt").reported);
+}
+
+#[test]
+fn a_block_on_one_line_and_a_block_in_an_escaped_json_log() {
+    let one = runs("one-line.txt").remove(0);
+    let c = clean("captured/sglang-oai-s6.stdout.txt");
+    assert_eq!((one.totals.clone(), one.reported.clone(), one.derived.clone(), one.verdict), (c.totals, c.reported, c.derived, Verdict::Accepted));
+    let log = runs("escaped-json-log.jsonl").remove(0);
+    let c = clean("captured/vllm-s6.stdout.txt");
+    assert_eq!((log.totals.clone(), log.reported.clone(), log.verdict), (c.totals, c.reported, Verdict::Accepted));
+    assert_eq!(log.source.first_line, Some(2));
+}
+
+#[test]
+fn stray_characters_and_annotations_are_dropped_but_a_second_number_is_not_guessed() {
+    let run = runs("annotated-values.txt").remove(0);
+    let c = clean("captured/vllm-s3.stdout.txt");
+    let mean = |r: &Run, s: &str| r.reported.stat(s).and_then(|s| s.mean());
+    assert_eq!(mean(&run, "ttft_ms"), mean(&c, "ttft_ms"));
+    assert_eq!(mean(&run, "itl_ms"), mean(&c, "itl_ms"));
+    assert_eq!(mean(&run, "tpot_ms"), mean(&c, "tpot_ms"));
+    // `P99 ITL (ms): 61.10 61.02`: kept as printed, the figure absent, a note says why.
+    let itl = run.reported.stat("itl_ms").unwrap();
+    assert_eq!(itl.get(bench_normalize::report::StatKey::P(99.0)), None);
+    let row = run.rows.iter().find(|r| r.label == "P99 ITL (ms)").unwrap();
+    assert_eq!(row.value.as_deref(), Some("61.10 61.02"));
+    assert!(run.notes.iter().any(|n| n.code == "value-unreadable" && n.message.contains("61.10 61.02")));
+    assert_eq!(run.notes.iter().filter(|n| n.code == "value-cleaned").count(), 3);
+}
+
+#[test]
+fn a_markdown_table_of_the_rows() {
+    let run = runs("markdown-table.md").remove(0);
+    let c = clean("captured/sglang-oai-s2.stdout.txt");
+    assert_eq!(run.derived.tpot_ms, c.derived.tpot_ms);
+    assert_eq!(run.totals, c.totals);
+    assert!(run.notes.iter().any(|n| n.code == "markdown-table"));
+    assert!(run.checks.iter().any(|c| c.id == "complete-block" && c.status == Status::Pass));
+}
+
+#[test]
+fn a_run_cut_off_by_a_crash_then_the_next_run() {
+    let got = runs("cut-off-then-next-run.txt");
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].verdict, Verdict::Rejected);
+    let check = got[0].checks.iter().find(|c| c.id == "complete-block").unwrap();
+    assert_eq!(check.message, "the block was cut off after line 14 (the lines after it are not rows and no closing line came); missing: reported.tpot_ms or reported.e2e_ms, reported.itl_ms");
+    // The next run keeps its own preamble (read after the cut block ended).
+    same_figures(&got[1], &clean("captured/vllm-s1.stdout.txt"), "next run");
+}
+
+#[test]
+fn three_tools_in_one_stream_with_bars_and_warnings() {
+    let got = runs("mixed-tools-one-stream.txt");
+    let parsers: Vec<(&str, Option<&str>)> = got.iter().map(|r| (r.source.parser.as_str(), r.source.variant.as_deref())).collect();
+    assert_eq!(parsers, [("vllm-bench-serve", Some("0.13+")), ("sglang-bench-serving", Some("0.5.3.post3-0.5.5.post1")), ("vllm-bench-serve", Some("rust-0.33"))]);
+    same_figures(&got[0], &clean("versions/vllm0.13.0-s1.stdout.txt"), "vllm 0.13");
+    same_figures(&got[1], &clean("versions/sglang0.5.5.post1-oai-s2.stdout.txt"), "sglang 0.5.5.post1");
+    same_figures(&got[2], &clean("versions/vllmrs0.33.0-s2.stdout.txt"), "vllm-rs");
+    // The Rust client's steady-state block is its own section of the same run.
+    let ss = got[2].reported.get("steady_state").expect("steady state");
+    assert!(matches!(ss, bench_normalize::report::Figure::Group(_)));
+    assert_eq!(got[2].reported.stat("ttft_ms").unwrap().mean(), Some(136.35));
+    assert_eq!(got[2].reported.stat("steady_state.ttft_ms").unwrap().mean(), Some(136.18));
+}
+
+#[test]
+fn the_vllm_rs_sweep_gives_one_run_per_step_with_its_steady_state() {
+    let got = common::normalize_file(&common::samples_dir().join("versions/vllmrs0.33.0-sweep.stdout.txt")).unwrap();
+    let steps: Vec<(Option<f64>, Option<f64>)> = got.iter().map(|r| (r.workload.number("max_concurrency"), r.reported.number("steady_state.output_chunks_per_s"))).collect();
+    assert_eq!(steps, [(Some(1.0), Some(8.31)), (Some(2.0), Some(16.47)), (Some(4.0), Some(32.65))]);
+    for r in &got {
+        // The steady-state rows never feed the main figures.
+        assert_eq!(r.rows.iter().filter(|row| row.section.as_deref() == Some("Steady-State Metrics") && row.field.as_deref().is_some_and(|f| !f.starts_with("reported.steady_state"))).count(), 0);
+    }
+}
+
+#[test]
+fn nothing_found_in_pure_noise() {
+    let noise = "INFO 08-28 22:41:28 [metrics.py:351] Avg prompt throughput: 0.0 tokens/s\n\u{1b}[32mok\u{1b}[0m\nTotal input tokens: 16384\n";
+    let e = bench_normalize::normalize_str(noise, "noise.log").unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+}
+
+#[test]
+fn invalid_utf8_nul_bytes_and_no_newline_at_all() {
+    let mut bytes = b"\x00\x00\xff\xfe".to_vec();
+    bytes.extend(std::fs::read(common::samples_dir().join("captured/vllm-s1.stdout.txt")).unwrap().iter().map(|b| if *b == b'\n' { b'\n' } else { *b }));
+    bytes.extend(b"\x00trailing \xc3\x28 garbage");
+    let runs = {
+        let mut v = Vec::new();
+        bench_normalize::normalize(&bytes[..], "bytes", &bench_normalize::Options::default(), &mut |r| {
+            v.push(r);
+            Ok(())
+        })
+        .unwrap();
+        v
+    };
+    assert_eq!(runs[0].derived, clean("captured/vllm-s1.stdout.txt").derived);
+}
+
+/// A reader of `n` bytes of 'x' without a newline, made on the fly.
+struct Xs(u64);
+impl std::io::Read for Xs {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (buf.len() as u64).min(self.0) as usize;
+        buf[..n].fill(b'x');
+        self.0 -= n as u64;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_gigabyte_without_a_newline_is_read_in_bounded_memory() {
+    let reader = std::io::BufReader::with_capacity(1 << 20, Xs(1 << 30));
+    let e = bench_normalize::normalize(reader, "huge", &bench_normalize::Options::default(), &mut |_| Ok(())).unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+}
+
+#[test]
+fn a_block_of_100k_rows() {
+    // `--metric-percentiles` with 100k values: 100k known rows in one section.
+    let mut text = String::from("============ Serving Benchmark Result ============\nSuccessful requests:                     16\nBenchmark duration (s):                  26.74\nTotal generated tokens:                  8192\n---------------Time to First Token----------------\nMean TTFT (ms):                          140.14\n");
+    for i in 1..=100_000u32 {
+        text.push_str(&format!("P{:.3} TTFT (ms):                      {:.2}\n", i as f64 / 1000.0, 100.0 + i as f64 / 1000.0));
+    }
+    text.push_str("----------------End-to-end Latency----------------\nMean E2EL (ms):                          6682.24\n==================================================\n");
+    let runs = bench_normalize::normalize_str(&text, "big").unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].rows.len(), 100_000 + 5);
+    assert_eq!(runs[0].reported.stat("ttft_ms").unwrap().iter().count(), 100_001);
+    assert_eq!(runs[0].derived.tpot_ms.mean.map(|m| (m * 100.0).round() / 100.0), Some(12.8));
+    assert!(runs[0].checks.iter().all(|c| c.status != Status::Fail), "{:?}", runs[0].checks);
+}
