@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# Benchmark bench-normalize against the alternatives (see bench/README.md).
+#
+#   bash bench/run.sh [--mb 200] [--requests 100000] [--reps 3] [--runs 300] [--regen] [--no-build]
+#
+#   --mb N        size of the generated text log bench/out/big.log in MiB (default 200)
+#   --requests N  requests in the generated result file bench/out/detailed.json (default 100000)
+#   --reps N      timed repetitions (interleaved rounds) of every measurement; median reported (3)
+#   --runs N      invocations of the per-invocation (start-up) measurement (300)
+#   --regen       regenerate the data even if bench/out already holds it with the same parameters
+#   --no-build    do not run `cargo build --release` (use target/release/bench-normalize as it is)
+#   --out DIR     data and results folder (default bench/out, git-ignored)
+#
+# Steps: build the release binary (and snapshot it to OUT/bench-normalize, so that a rebuild by
+# someone else during the run cannot change what is measured); generate the data if absent
+# (bench/generate.py); warm the page cache; time, side by side, bench-normalize, the Python
+# baselines (bench/baseline_regex.py, bench/baseline_json.py) and `grep -F -c` (the floor for
+# scanning the text), with /usr/bin/time -v for peak RSS; time one small log against
+# `python3 -c pass` (hyperfine when installed, else a loop); check that bench-normalize found every
+# block and the right per-request TPOT; print a Markdown table and PASS/FAIL per target (also saved
+# to OUT/results.md). Exit status: 0 if every target and check passes, 1 if any fails, 2 on a
+# harness error (bad option, missing tool, build failure without a binary).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+MB=200
+REQUESTS=100000
+REPS=3
+RUNS=300
+REGEN=0
+BUILD=1
+OUT="$ROOT/bench/out"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mb) MB="$2"; shift 2 ;;
+    --requests) REQUESTS="$2"; shift 2 ;;
+    --reps) REPS="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    --regen) REGEN=1; shift ;;
+    --no-build) BUILD=0; shift ;;
+    --out) OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+log() { printf '[bench] %s\n' "$*" >&2; }
+
+# ---- tools ----------------------------------------------------------------------------------
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+# The real interpreter, not a version-manager shim (a pyenv shim is a shell script that adds
+# tens of milliseconds to every start-up).
+PY="$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)" || { echo "run.sh: python3 not found" >&2; exit 2; }
+TIME=/usr/bin/time
+if [ ! -x "$TIME" ]; then
+  echo "run.sh: $TIME is missing; install it with: apt-get install -y time" >&2; exit 2
+fi
+HYPERFINE="$(command -v hyperfine || true)"
+
+# ---- build ----------------------------------------------------------------------------------
+BIN_SRC="$ROOT/target/release/bench-normalize"
+BUILD_NOTE="built now"
+if [ "$BUILD" = 1 ]; then
+  log "cargo build --release"
+  if ! cargo build --release --quiet 2>"$OUT/build.log"; then
+    if [ -x "$BIN_SRC" ]; then
+      BUILD_NOTE="BUILD FAILED (see $OUT/build.log); measuring the existing binary, which may be stale"
+      log "$BUILD_NOTE"
+    else
+      cat "$OUT/build.log" >&2; echo "run.sh: build failed and no binary exists" >&2; exit 2
+    fi
+  fi
+else
+  BUILD_NOTE="not rebuilt (--no-build)"
+fi
+[ -x "$BIN_SRC" ] || { echo "run.sh: $BIN_SRC missing" >&2; exit 2; }
+BN="$OUT/bench-normalize"
+cp -f "$BIN_SRC" "$BN"
+REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+DIRTY="$(git -C "$ROOT" status --porcelain -- src parsers build.rs Cargo.toml 2>/dev/null | wc -l)"
+
+# ---- data -----------------------------------------------------------------------------------
+meta_get() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+need_log=1; need_json=1
+if [ "$REGEN" = 0 ] && [ -s "$OUT/big.log" ] && [ -s "$OUT/big.meta.json" ] &&
+   [ "$(meta_get "$OUT/big.meta.json" 'float(d["params"]["mb"])')" = "$("$PY" -c "print(float($MB))")" ] &&
+   [ "$(stat -c %s "$OUT/big.log")" = "$(meta_get "$OUT/big.meta.json" 'd["bytes"]')" ]; then
+  need_log=0
+fi
+if [ "$REGEN" = 0 ] && [ -s "$OUT/detailed.json" ] && [ -s "$OUT/detailed.expected.json" ] &&
+   [ "$(meta_get "$OUT/detailed.expected.json" 'd["params"]["requests"]')" = "$REQUESTS" ] &&
+   [ "$(stat -c %s "$OUT/detailed.json")" = "$(meta_get "$OUT/detailed.expected.json" 'd["bytes"]')" ]; then
+  need_json=0
+fi
+if [ "$need_log" = 1 ]; then
+  log "generating big.log (--mb $MB)"
+  "$PY" bench/generate.py "$OUT" --mb "$MB" --only log || exit 2
+fi
+if [ "$need_json" = 1 ]; then
+  log "generating detailed.json (--requests $REQUESTS; takes ~30 s for 100k)"
+  "$PY" bench/generate.py "$OUT" --requests "$REQUESTS" --only json || exit 2
+fi
+BIG="$OUT/big.log"
+DET="$OUT/detailed.json"
+SMALL="$ROOT/samples/captured/vllm-s2.stdout.txt"
+BLOCKS="$(meta_get "$OUT/big.meta.json" 'd["blocks"]')"
+
+# ---- measuring ------------------------------------------------------------------------------
+RAW="$OUT/measurements.raw.tsv"
+printf 'id\tinput_bytes\trep\twall_ns\tpeak_rss_kb\texit\n' >"$RAW"
+
+# once ID INPUT_FILE REP CMD...: one timed run, stdout to $SINK (default /dev/null); wall time
+# from date +%s%N, peak RSS from /usr/bin/time -v ("Maximum resident set size").
+once() {
+  local id="$1" input="$2" rep="$3" sink="${SINK:-/dev/null}" t0 t1 r c; shift 3
+  [ "$rep" = 1 ] && log "timing $id: $*"
+  t0=$(date +%s%N)
+  "$TIME" -v -o "$OUT/time.$id.txt" "$@" >"$sink" 2>"$OUT/stderr.$id.txt"
+  t1=$(date +%s%N)
+  r=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$OUT/time.$id.txt")
+  c=$(awk -F': ' '/Exit status/ {print $2}' "$OUT/time.$id.txt")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$(stat -c %s "$input")" "$rep" "$((t1 - t0))" "${r:-0}" "${c:-?}" >>"$RAW"
+}
+
+log "warming the page cache"
+cat "$BIG" "$DET" "$SMALL" "$BN" >/dev/null
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The repetitions are interleaved (round-robin over the commands) so that a change of machine
+# load during the run affects every command alike; the report takes the median per command.
+for ((rep = 1; rep <= REPS; rep++)); do
+  log "round $rep of $REPS"
+  # text log: bench-normalize vs the Python baseline vs grep -F -c
+  once bn_text "$BIG" "$rep" "$BN" --format jsonl "$BIG"
+  once py_text "$BIG" "$rep" "$PY" bench/baseline_regex.py "$BIG"
+  once py_text_naive "$BIG" "$rep" "$PY" bench/baseline_regex.py --text "$BIG"
+  # (not to /dev/null: GNU grep notices a /dev/null stdout and stops at the first match)
+  SINK="$OUT/grep.count" once grep_text "$BIG" "$rep" grep -F -c 'Serving Benchmark Result' "$BIG"
+  # result JSON: bench-normalize vs json.load
+  once bn_json "$DET" "$rep" "$BN" --format jsonl "$DET"
+  once py_json "$DET" "$rep" "$PY" bench/baseline_json.py "$DET"
+  # one small log: peak RSS (the time comes from the start-up measurement below)
+  once bn_small "$SMALL" "$rep" "$BN" "$SMALL"
+  once py_pass "$SMALL" "$rep" "$PY" -c pass
+done
+
+# per-invocation time: one small log vs the bare Python start-up
+STARTUP="$OUT/startup.tsv"
+if [ -n "$HYPERFINE" ]; then
+  log "per-invocation: hyperfine, $RUNS runs each"
+  "$HYPERFINE" -N -i --warmup 20 --runs "$RUNS" --style none \
+    --export-json "$OUT/startup.hyperfine.json" \
+    "$BN $SMALL" "$PY -c pass" "$PY -S -c pass" >"$OUT/startup.hyperfine.txt" 2>&1 || log "hyperfine failed (see $OUT/startup.hyperfine.txt)"
+  "$PY" - "$OUT/startup.hyperfine.json" >"$STARTUP" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+print("method\thyperfine -N (no shell), mean of %d runs" % len(r[0]["times"]))
+print("bn_small_ms\t%.3f\t%.3f" % (r[0]["mean"] * 1e3, r[0]["stddev"] * 1e3))
+print("py_pass_ms\t%.3f\t%.3f" % (r[1]["mean"] * 1e3, r[1]["stddev"] * 1e3))
+print("py_pass_S_ms\t%.3f\t%.3f" % (r[2]["mean"] * 1e3, r[2]["stddev"] * 1e3))
+EOF
+else
+  log "per-invocation: hyperfine not installed (apt-get install -y hyperfine); loop of $RUNS runs each"
+  loop_ms() {
+    local i t0 t1
+    for ((i = 0; i < 10; i++)); do "$@" >/dev/null 2>&1; done
+    t0=$(date +%s%N)
+    for ((i = 0; i < RUNS; i++)); do "$@" >/dev/null 2>&1; done
+    t1=$(date +%s%N)
+    awk -v a="$t0" -v b="$t1" -v n="$RUNS" 'BEGIN{printf "%.3f", (b-a)/n/1e6}'
+  }
+  {
+    printf 'method\tbash loop with date +%%s%%N, mean of %s runs (includes fork/exec of bash)\n' "$RUNS"
+    printf 'bn_small_ms\t%s\t\n' "$(loop_ms "$BN" "$SMALL")"
+    printf 'py_pass_ms\t%s\t\n' "$(loop_ms "$PY" -c pass)"
+    printf 'py_pass_S_ms\t%s\t\n' "$(loop_ms "$PY" -S -c pass)"
+  } >"$STARTUP"
+fi
+
+# ---- correctness ----------------------------------------------------------------------------
+log "correctness: runs found in big.log, per-request TPOT of detailed.json"
+"$BN" --format jsonl "$BIG" >"$OUT/big.bn.jsonl" 2>"$OUT/big.bn.stderr"
+echo $? >"$OUT/big.bn.rc"
+"$PY" bench/baseline_regex.py "$BIG" >"$OUT/big.py.jsonl" 2>/dev/null
+"$BN" --format jsonl "$DET" >"$OUT/detailed.bn.jsonl" 2>"$OUT/detailed.bn.stderr"
+echo $? >"$OUT/detailed.bn.rc"
+"$PY" bench/baseline_json.py "$DET" >"$OUT/detailed.py.json" 2>/dev/null
+
+# ---- report ---------------------------------------------------------------------------------
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
+"$PY" - "$OUT" "$BLOCKS" "$BUILD_NOTE" "$REV" "$DIRTY" "$PY" "$SMALL" "$LOAD_BEFORE" "$LOAD_AFTER" <<'EOF'
+import json, os, platform, sys
+
+out, blocks, build_note, rev, dirty, py, small, load_before, load_after = sys.argv[1:]
+blocks = int(blocks)
+raw = {}
+with open(os.path.join(out, "measurements.raw.tsv")) as f:
+    next(f)
+    for line in f:
+        i, b, rep, ns, rss, code = line.rstrip("\n").split("\t")
+        raw.setdefault(i, []).append((int(b), int(ns) / 1e9, int(rss), code))
+M = {}
+for i, xs in raw.items():
+    walls = sorted(x[1] for x in xs)
+    M[i] = dict(bytes=xs[0][0], reps=len(xs), wall=walls[(len(walls) - 1) // 2] if len(walls) % 2 else
+                (walls[len(walls) // 2 - 1] + walls[len(walls) // 2]) / 2,
+                wall_min=walls[0], rss_mb=max(x[2] for x in xs) / 1024, codes=",".join(x[3] for x in xs))
+with open(os.path.join(out, "measurements.tsv"), "w") as f:
+    f.write("id\tinput_bytes\treps\twall_s_median\twall_s_min\tpeak_rss_mb\texit_codes\n")
+    for i, m in M.items():
+        f.write(f"{i}\t{m['bytes']}\t{m['reps']}\t{m['wall']:.4f}\t{m['wall_min']:.4f}\t{m['rss_mb']:.1f}\t{m['codes']}\n")
+S = {}
+with open(os.path.join(out, "startup.tsv")) as f:
+    for line in f:
+        k, *v = line.rstrip("\n").split("\t")
+        S[k] = v
+startup_method = S["method"][0]
+bn_small_ms = float(S["bn_small_ms"][0])
+py_pass_ms = float(S["py_pass_ms"][0])
+py_pass_S_ms = float(S["py_pass_S_ms"][0])
+def sd(k):
+    v = S[k][1] if len(S[k]) > 1 else ""
+    return f" ± {float(v):.2f}" if v else ""
+
+def mbs(m):
+    return m["bytes"] / 1e6 / m["wall"] if m["wall"] > 0 else float("inf")
+
+def fmt(x, d=2):
+    return "n/a" if x is None else f"{x:,.{d}f}"
+
+big_mb = M["bn_text"]["bytes"] / 1e6
+det_mb = M["bn_json"]["bytes"] / 1e6
+exp = json.load(open(os.path.join(out, "detailed.expected.json")))
+meta = json.load(open(os.path.join(out, "big.meta.json")))
+
+# -- correctness --
+def read_jsonl(p):
+    runs = []
+    with open(p) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    runs.append(json.loads(line))
+                except ValueError:
+                    runs.append(None)
+    return runs
+
+bn_rc = int(open(os.path.join(out, "big.bn.rc")).read())
+bn_runs = sum(1 for line in open(os.path.join(out, "big.bn.jsonl")) if line.strip())
+py_runs = sum(1 for _ in open(os.path.join(out, "big.py.jsonl")))
+det_rc = int(open(os.path.join(out, "detailed.bn.rc")).read())
+det_runs = read_jsonl(os.path.join(out, "detailed.bn.jsonl"))
+det_err = open(os.path.join(out, "detailed.bn.stderr")).read().strip().splitlines()
+exp_mean = exp["tpot_ms"]["mean"]
+json_supported = det_rc in (0, 1) and det_runs and det_runs[0] is not None
+bn_tpot = bn_method = None
+if json_supported:
+    d = (det_runs[0].get("derived") or {}).get("tpot_ms") or {}
+    bn_tpot, bn_method = d.get("mean"), d.get("method")
+try:
+    py_tpot = json.load(open(os.path.join(out, "detailed.py.json")))["tpot_ms"]["mean"]
+except Exception:
+    py_tpot = None
+
+# -- table --
+t_bn, t_py, t_pyn, t_grep = M["bn_text"], M["py_text"], M["py_text_naive"], M["grep_text"]
+j_bn, j_py = M["bn_json"], M["py_json"]
+rows = []
+def row(work, cmd, m, vs_py=None, vs_grep=None, note=""):
+    rows.append([work, cmd, fmt(m["bytes"] / 1e6, 1), f"{m['wall']:.3f}", fmt(mbs(m), 1), fmt(m["rss_mb"], 1),
+                 fmt(vs_py, 2) + ("x" if vs_py is not None else ""),
+                 fmt(vs_grep, 2) + ("x" if vs_grep is not None else ""), m["codes"], note])
+
+w1 = f"big.log: {big_mb:.0f} MB, {blocks} blocks, {meta['noise_share'] * 100:.0f}% noise"
+def verdicts(runs):
+    """'N of M runs rejected (by check: count, ...)' for the runs of a JSONL output."""
+    rej, by = 0, {}
+    for r in runs:
+        if r and r.get("verdict") == "rejected":
+            rej += 1
+            for c in r.get("checks") or []:
+                if c.get("status") == "fail" and c.get("severity") == "error":
+                    by[c["id"]] = by.get(c["id"], 0) + 1
+    if not rej:
+        return ""
+    return f"exit 1: {rej} of {len(runs)} runs rejected (" + ", ".join(f"`{k}` {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1])) + ")"
+
+big_runs = read_jsonl(os.path.join(out, "big.bn.jsonl"))
+row(w1, "`bench-normalize --format jsonl`", t_bn, t_py["wall"] / t_bn["wall"], t_bn["wall"] / t_grep["wall"], verdicts(big_runs))
+row("", "`python3 bench/baseline_regex.py` (binary, line by line)", t_py, 1.0, t_py["wall"] / t_grep["wall"], "the baseline")
+row("", "`python3 bench/baseline_regex.py --text` (naive text mode)", t_pyn, t_py["wall"] / t_pyn["wall"], t_pyn["wall"] / t_grep["wall"], "for reference")
+row("", "`grep -F -c 'Serving Benchmark Result'`", t_grep, t_py["wall"] / t_grep["wall"], 1.0, "the floor")
+w2 = f"detailed.json: {det_mb:.0f} MB, {exp['requests']} requests, {exp['chunks']} chunks"
+row(w2, "`bench-normalize --format jsonl`", j_bn, j_py["wall"] / j_bn["wall"], None,
+    verdicts(det_runs) if json_supported else "**cannot read the file yet** (exit %d)" % det_rc)
+row("", "`python3 bench/baseline_json.py` (json.load)", j_py, 1.0, None, "the baseline")
+b_small = M["bn_small"]; p_pass = M["py_pass"]
+rows.append([f"one small log ({b_small['bytes'] / 1e3:.1f} KB, vllm-s2)", "`bench-normalize FILE`", fmt(b_small["bytes"] / 1e6, 3),
+             f"{bn_small_ms / 1e3:.4f}", "", fmt(b_small["rss_mb"], 1), f"{py_pass_ms / bn_small_ms:.2f}x", "", b_small["codes"],
+             f"{bn_small_ms:.2f}{sd('bn_small_ms')} ms per invocation"])
+rows.append(["", "`python3 -c pass`", "", f"{py_pass_ms / 1e3:.4f}", "", fmt(p_pass["rss_mb"], 1), "1.00x", "", p_pass["codes"],
+             f"{py_pass_ms:.2f}{sd('py_pass_ms')} ms per invocation (bare start-up)"])
+rows.append(["", "`python3 -S -c pass` (no site-packages)", "", f"{py_pass_S_ms / 1e3:.4f}", "", "", f"{py_pass_ms / py_pass_S_ms:.2f}x", "", "",
+             f"{py_pass_S_ms:.2f}{sd('py_pass_S_ms')} ms per invocation (start-up without `site`: no .pth files)"])
+
+hdr = ["workload", "command", "input MB", "wall s", "MB/s", "peak RSS MB", "speed vs Python", "time vs grep", "exit", "note"]
+lines = ["| " + " | ".join(hdr) + " |", "|" + "|".join("---" for _ in hdr) + "|"]
+lines += ["| " + " | ".join(r) + " |" for r in rows]
+
+# -- targets --
+T = []
+def target(name, ok, got, note="", counts=True):
+    T.append(("PASS" if ok else "FAIL", name, got, note, counts))
+sp_text = t_py["wall"] / t_bn["wall"]
+need = 30 * mbs(t_py)
+target("text scanning >= 30x the Python baseline", sp_text >= 30, f"{sp_text:.2f}x",
+       f"needs {need:,.0f} MB/s, more than `grep -F -c` ({mbs(t_grep):,.0f} MB/s) on this machine" if need > mbs(t_grep) else "")
+vs_grep = t_bn["wall"] / t_grep["wall"]
+target("text scanning no slower than 3x `grep -F -c`", vs_grep <= 3, f"{vs_grep:.2f}x grep's time")
+target(f"peak RSS < 32 MB on the {big_mb:.0f} MB log", t_bn["rss_mb"] < 32, f"{t_bn['rss_mb']:.1f} MB")
+first_err = (det_err[0] if det_err else "")
+first_err = first_err if len(first_err) <= 100 else first_err[:100] + "..."
+unsupported = "" if json_supported else f"bench-normalize cannot read the result JSON yet (exit {det_rc}: `{first_err}`)"
+sp_json = j_py["wall"] / j_bn["wall"]
+target(f"{exp['requests'] // 1000}k-request JSON >= 10x Python", json_supported and sp_json >= 10,
+       f"{sp_json:.2f}x" if json_supported else "n/a", unsupported)
+target(f"JSON peak RSS < 2x the file size ({2 * det_mb:.0f} MB)", json_supported and j_bn["rss_mb"] < 2 * det_mb,
+       f"{j_bn['rss_mb']:.1f} MB = {j_bn['rss_mb'] / det_mb:.2f}x the file" if json_supported else "n/a", unsupported)
+target("one small log in under 1/3 of Python's bare start-up (`python3 -c pass`)", bn_small_ms < py_pass_ms / 3,
+       f"{bn_small_ms:.2f} ms vs {py_pass_ms:.2f} / 3 = {py_pass_ms / 3:.2f} ms",
+       "`python3 -c pass` runs site-packages' .pth files; see the `-S` line" if py_pass_ms > 2 * py_pass_S_ms else "")
+target("(info, stricter) the same against `python3 -S -c pass`", bn_small_ms < py_pass_S_ms / 3,
+       f"{bn_small_ms:.2f} ms vs {py_pass_S_ms:.2f} / 3 = {py_pass_S_ms / 3:.2f} ms",
+       "start-up without site-packages (less machine-dependent); not in the exit status", counts=False)
+target("bench-normalize finds every block of big.log", bn_runs == blocks and bn_rc in (0, 1),
+       f"{bn_runs} runs of {blocks} blocks, exit {bn_rc}", f"baseline_regex.py: {py_runs}")
+if json_supported and isinstance(bn_tpot, (int, float)):
+    rel = abs(bn_tpot - exp_mean) / exp_mean
+    target("per-request TPOT of detailed.json within 0.1%", rel <= 0.001 and bn_method == "per-request",
+           f"{bn_tpot} ms ({bn_method}) vs expected {exp_mean:.6g} ms: {rel * 100:.4f}%")
+else:
+    target("per-request TPOT of detailed.json within 0.1%", False,
+           "n/a" if not json_supported else f"derived.tpot_ms.mean = {bn_tpot!r}", unsupported)
+py_ok = py_tpot is not None and abs(py_tpot - exp_mean) / exp_mean <= 1e-9
+try:
+    grep_count = int(open(os.path.join(out, "grep.count")).read().strip())
+except (OSError, ValueError):
+    grep_count = None
+target("(harness) baselines agree with the generator", py_ok and py_runs == blocks and grep_count == blocks,
+       f"baseline_json {py_tpot if py_tpot is None else round(py_tpot, 6)} ms, baseline_regex {py_runs} blocks, "
+       f"grep {grep_count} lines")
+
+tl = ["| status | target | measured | note |", "|---|---|---|---|"]
+tl += [f"| {s} | {n} | {g} | {x} |" for s, n, g, x, _ in T]
+
+cpu = "?"
+try:
+    for l in open("/proc/cpuinfo"):
+        if l.startswith("model name"):
+            cpu = l.split(":", 1)[1].strip(); break
+except OSError:
+    pass
+env = (f"bench-normalize {rev}{' + uncommitted changes in src/parsers' if int(dirty) else ''} ({build_note}); "
+       f"{platform.python_implementation()} {platform.python_version()} ({py}); {os.cpu_count()} CPUs, {cpu}; "
+       f"wall = median of {t_bn['reps']} interleaved runs, page cache warm; per-invocation: {startup_method}; "
+       f"load average before/after: {load_before} / {load_after}")
+text = "\n".join(["", "### Results", "", env, ""] + lines + [""] + tl + [""])
+print(text)
+with open(os.path.join(out, "results.md"), "w") as f:
+    f.write(text)
+sys.exit(0 if all(s == "PASS" for s, _, _, _, c in T if c) else 1)
+EOF
+status=$?
+log "table saved to $OUT/results.md"
+exit $status
