@@ -103,6 +103,9 @@ fn group<'r>(run: &'r mut Run, path: &str) -> (&'r mut Figures, usize) {
     (g, len)
 }
 
+/// Longest list figure (draft positions): an index past it is not believed.
+const MAX_LIST: usize = 1024;
+
 /// Put one value in place. Returns whether a value was set.
 fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: bool) -> bool {
     let field = a.target.field;
@@ -139,6 +142,10 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
         (None, Kind::List, fig) => {
             let v = fig.as_f64().expect("numeric");
             let i = a.index.unwrap_or(0);
+            if i >= MAX_LIST {
+                notes.push(Note { code: "value-unreadable".into(), message: format!("{path}[{i}]: an index this large is not a position; the row is kept, the figure is absent"), line: Some(a.line) });
+                return false;
+            }
             let slot = g.slot(rel, full, || Figure::List(Vec::new()));
             if let Figure::List(list) = slot {
                 if list.len() <= i {

@@ -9,6 +9,7 @@
 //! The built-in definitions are compiled into the binary (`build.rs`); `--parsers DIR` adds or
 //! overrides definitions at run time.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -58,6 +59,9 @@ pub struct Definition {
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
     pub trailers: Vec<TrailerSpec>,
+    /// Specs of `rows` by literal label, and the specs with a placeholder (checked in turn).
+    label_index: HashMap<String, Vec<usize>>,
+    templated: Vec<usize>,
 }
 
 /// A block printed right after the result block, for the same run (vllm-rs's "Steady-State
@@ -138,8 +142,10 @@ pub struct BlockSpec {
     pub end: Option<Regex>,
     /// The block ends after the row with this label.
     pub end_after_label: Option<String>,
-    /// A section header; capture group `name` (absent or empty: a plain rule).
+    /// A section header line; its name is the line without the `section_strip` characters around
+    /// it (empty: a plain rule).
     pub section: Option<Regex>,
+    pub section_strip: String,
     /// Lines inside a block that are known noise (log lines of other processes).
     pub noise: Vec<Regex>,
 }
@@ -360,6 +366,15 @@ impl RowSpec {
 }
 
 impl Definition {
+    /// The specs that may read a label, in definition order.
+    fn specs_for(&self, label: &str) -> impl Iterator<Item = &RowSpec> {
+        let literal = self.label_index.get(label).map(Vec::as_slice).unwrap_or(&[]);
+        let mut ids: Vec<usize> = literal.iter().chain(self.templated.iter()).copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter().map(|i| &self.rows[i])
+    }
+
     /// The spec for a row, by section, label and occurrence.
     pub fn row_spec(
         &self,
@@ -368,7 +383,7 @@ impl Definition {
         occurrence: usize,
         sectionless_block: bool,
     ) -> Option<(&RowSpec, Captured)> {
-        self.rows.iter().find_map(|spec| {
+        self.specs_for(label).find_map(|spec| {
             if !spec.matches_section(section, sectionless_block) {
                 return None;
             }
@@ -381,7 +396,7 @@ impl Definition {
 
     /// Does any row spec read this label (in any section)? Used to tell tools apart.
     pub fn knows_label(&self, label: &str) -> bool {
-        self.rows.iter().any(|s| s.matches_label(label).is_some())
+        self.label_index.contains_key(label) || self.templated.iter().any(|i| self.rows[*i].matches_label(label).is_some())
     }
 
     pub fn context_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
@@ -401,14 +416,15 @@ impl Definition {
             alts.sort_by_key(|a| std::cmp::Reverse(a.len()));
             alts.push(r"-{3,}[^-]*?-{3,}".into());
             alts.push(r"={10,}".into());
-            Regex::new(&format!("(?:^|\\s)((?:{}))", alts.join("|"))).expect("labels are escaped")
+            Regex::new(&format!("(?:^|\\s)(?:{})", alts.join("|"))).expect("labels are escaped")
         });
-        re.captures_iter(text).filter_map(|c| c.get(1)).map(|m| m.start()).collect()
+        // No capture groups: the DFA finds the matches; a match may begin with its white space.
+        re.find_iter(text).map(|m| if text[m.start()..].starts_with(char::is_whitespace) { m.start() + 1 } else { m.start() }).collect()
     }
 
     /// The spec of a JSON key (a dotted path).
     pub fn key_spec(&self, key: &str) -> Option<(&RowSpec, Captured)> {
-        self.rows.iter().find_map(|spec| spec.labels.iter().find_map(|p| p.matches_raw(key)).map(|c| (spec, c)))
+        self.specs_for(key).find_map(|spec| spec.labels.iter().find_map(|p| p.matches_raw(key)).map(|c| (spec, c)))
     }
 
     pub fn is_json(&self) -> bool {
@@ -567,8 +583,14 @@ struct RawBlock {
     end: Option<Spanned<String>>,
     end_after_label: Option<String>,
     section: Option<Spanned<String>>,
+    #[serde(default = "default_strip")]
+    section_strip: String,
     #[serde(default)]
     noise: Vec<Spanned<String>>,
+}
+
+fn default_strip() -> String {
+    "-".into()
 }
 
 #[derive(Deserialize, Default)]
@@ -710,6 +732,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                 end: b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?,
                 end_after_label: b.end_after_label.map(|l| normalize_label(&l)),
                 section,
+                section_strip: b.section_strip.clone(),
                 noise: b.noise.iter().map(|s| spanned_regex(s, "block.noise")).collect::<Result<_, _>>()?,
             })
         }
@@ -889,6 +912,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         });
     }
 
+    let mut label_index: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut templated = Vec::new();
+    for (i, spec) in rows.iter().enumerate() {
+        for p in &spec.labels {
+            match p.hole() {
+                None => label_index.entry(p.prefix().to_string()).or_default().push(i),
+                Some(_) => templated.push(i),
+            }
+        }
+    }
+    templated.dedup();
+
     Ok(Definition {
         id: raw.id.into_inner(),
         tool: raw.tool,
@@ -912,6 +947,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         strict_types: raw.strict_types,
         row_finder: OnceLock::new(),
         trailers,
+        label_index,
+        templated,
     })
 }
 

@@ -77,6 +77,12 @@ struct Open<'d> {
 /// Turns lines into blocks; see the module documentation.
 pub struct Scanner<'d> {
     text_defs: Vec<&'d Definition>,
+    /// The literal text every banner, trailer banner and context label contains: a line with none
+    /// of them (and no table row) is skipped on its bytes outside a block, without decoding.
+    literals: Literals,
+    /// The literal text of the banners alone: a line inside a block is only tried as a new banner
+    /// when it has one.
+    banner_literals: Literals,
     context_labels: Vec<String>,
     context: HashMap<String, ContextLine>,
     open: Option<Open<'d>>,
@@ -103,7 +109,27 @@ impl<'d> Scanner<'d> {
                 context_labels.push(normalize_label(&spec.label));
             }
         }
-        Scanner { text_defs, context_labels, context: HashMap::new(), open: None, blocks: 0, ready: Default::default(), held: None }
+        let mut banners: Vec<String> = Vec::new();
+        let mut others: Vec<String> = Vec::new();
+        for d in &text_defs {
+            let b = d.block.as_ref().expect("text definition");
+            banners.push(required_literal(b.banner.as_str()));
+            others.extend(d.trailers.iter().map(|t| required_literal(t.banner.as_str())));
+        }
+        others.extend(context_labels.iter().map(|l| l.trim_end_matches(':').to_string()));
+        others.extend(banners.iter().cloned());
+        let build = |pats: &[String]| Literals::new(pats);
+        Scanner {
+            text_defs,
+            literals: build(&others),
+            banner_literals: build(&banners),
+            context_labels,
+            context: HashMap::new(),
+            open: None,
+            blocks: 0,
+            ready: Default::default(),
+            held: None,
+        }
     }
 
     /// What a banner looks like, for the "nothing found" message.
@@ -113,10 +139,27 @@ impl<'d> Scanner<'d> {
         v.join("; ")
     }
 
+    /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
+    /// trailer, every line does; outside, only banners, context labels and table rows.
+    pub fn wants(&self, raw: &[u8]) -> bool {
+        self.open.is_some() || self.held.is_some() || self.literals.is_match(raw) || raw.trim_ascii_start().first() == Some(&b'|')
+    }
+
     /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
     pub fn push(&mut self, line: Line) {
+        let hit = self.banner_hits(&line.text);
+        let text = &line.text;
+        let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| c[0].block.as_ref().and_then(|b| b.banner.find_at(text, *at)).is_some_and(|m| !text[m.end()..].trim().is_empty()));
+        let t = text.trim();
+        let closing_with_rest = t.starts_with("==========") && !t.trim_start_matches('=').trim().is_empty() && !t.ends_with("===");
+        let long_in_block = self.open.is_some() && text.len() > 80;
+        if !banner_with_rest && !closing_with_rest && !long_in_block && !text.contains("\\n") {
+            self.push_one(line, hit);
+            return;
+        }
         for piece in self.unflatten(line) {
-            self.push_one(piece);
+            let hit = self.banner_hits(&piece.text);
+            self.push_one(piece, hit);
         }
     }
 
@@ -197,7 +240,7 @@ impl<'d> Scanner<'d> {
             let rest_from = match banner_end {
                 Some(end) if !piece.text[end..].trim().is_empty() => Some(end),
                 Some(_) => None,
-                None if piece.text.len() > 60 => Some(0),
+                None if piece.text.len() > 80 => Some(0),
                 None => None,
             };
             let Some(from) = rest_from else {
@@ -244,11 +287,10 @@ impl<'d> Scanner<'d> {
             .collect()
     }
 
-    fn push_one(&mut self, line: Line) {
+    fn push_one(&mut self, line: Line, banner_hits: Option<(Vec<&'d Definition>, usize)>) {
         if self.feed_held(&line) {
             return;
         }
-        let banner_hits = self.banner_hits(&line.text);
         if self.open.as_ref().is_some_and(|o| o.table) {
             if let Some((label, value)) = table_row(&line.text) {
                 let open = self.open.as_mut().expect("open");
@@ -345,6 +387,9 @@ impl<'d> Scanner<'d> {
     }
 
     fn banner_hits(&self, text: &str) -> Option<(Vec<&'d Definition>, usize)> {
+        if !self.banner_literals.is_match(text) {
+            return None;
+        }
         let mut at = None;
         let mut hits = Vec::new();
         for d in &self.text_defs {
@@ -418,13 +463,19 @@ impl<'d> Scanner<'d> {
         // The definition that knows the most labels no other candidate knows (lines before the
         // banner that it reads as context count too), then the most labels; on a tie, the first.
         let context_labels_seen: Vec<&String> = open.context.keys().collect();
-        let score = |d: &Definition| {
-            let known: Vec<&String> = labels.iter().filter(|l| d.knows_label(l)).collect();
-            let unique = known.iter().filter(|l| !open.candidates.iter().any(|o| o.id != d.id && o.knows_label(l))).count();
-            let context = context_labels_seen.iter().filter(|l| d.context_spec(l).is_some()).count();
-            (unique + context, known.len())
-        };
-        let scored: Vec<(&Definition, (usize, usize))> = open.candidates.iter().map(|d| (*d, score(d))).collect();
+        // Which candidates know each label, worked out once.
+        let knowers: Vec<Vec<bool>> = labels.iter().map(|l| open.candidates.iter().map(|d| d.knows_label(l)).collect()).collect();
+        let scored: Vec<(&Definition, (usize, usize))> = open
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let known = knowers.iter().filter(|k| k[i]).count();
+                let unique = knowers.iter().filter(|k| k[i] && k.iter().filter(|x| **x).count() == 1).count();
+                let context = context_labels_seen.iter().filter(|l| d.context_spec(l).is_some()).count();
+                (*d, (unique + context, known))
+            })
+            .collect();
         let best = scored.iter().fold(None::<(&Definition, (usize, usize))>, |acc, (d, s)| match acc {
             Some((_, a)) if a >= *s => acc,
             _ => Some((*d, *s)),
@@ -458,6 +509,59 @@ impl<'d> Scanner<'d> {
     }
 }
 
+/// A few literal strings, each searched with a SIMD substring finder (faster than one automaton for
+/// a handful of needles).
+struct Literals(Vec<memchr::memmem::Finder<'static>>);
+
+impl Literals {
+    fn new(patterns: &[String]) -> Literals {
+        let mut uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
+        uniq.sort();
+        uniq.dedup();
+        Literals(uniq.into_iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
+    }
+
+    fn is_match(&self, hay: impl AsRef<[u8]>) -> bool {
+        let hay = hay.as_ref();
+        self.0.iter().any(|f| f.find(hay).is_some())
+    }
+}
+
+/// The longest run of literal text that every match of a pattern contains (`Serving Benchmark
+/// Result` in `=+ Serving Benchmark Result =+`), found with regex-syntax; empty when there is none,
+/// in which case the prefilter does not use it (and the pattern is only met inside blocks).
+fn required_literal(pattern: &str) -> String {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn lit(h: &Hir) -> Option<String> {
+        match h.kind() {
+            HirKind::Literal(l) => std::str::from_utf8(&l.0).ok().map(str::to_string),
+            _ => None,
+        }
+    }
+    let Ok(hir) = regex_syntax::parse(pattern) else { return String::new() };
+    let parts: Vec<&Hir> = match hir.kind() {
+        HirKind::Concat(parts) => parts.iter().collect(),
+        _ => vec![&hir],
+    };
+    let mut best = String::new();
+    let mut run = String::new();
+    for p in parts {
+        match lit(p) {
+            Some(s) => run.push_str(&s),
+            None => {
+                if run.trim().len() > best.trim().len() {
+                    best = std::mem::take(&mut run);
+                }
+                run.clear();
+            }
+        }
+    }
+    if run.trim().len() > best.trim().len() {
+        best = run;
+    }
+    best.trim().to_string()
+}
+
 /// A Markdown table row `| label | value |` (label without a trailing colon); the separator row
 /// `|---|---|` gives an empty label.
 fn table_row(text: &str) -> Option<(String, String)> {
@@ -477,9 +581,13 @@ fn table_row(text: &str) -> Option<(String, String)> {
 
 /// The name of a section header line for this definition (empty: a plain rule).
 pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
-    let re = def.block.as_ref()?.section.as_ref()?;
-    let caps = re.captures(trimmed)?;
-    Some(caps.name("name").map_or("", |m| m.as_str()).trim().to_string())
+    let block = def.block.as_ref()?;
+    let re = block.section.as_ref()?;
+    if !re.is_match(trimmed) {
+        return None;
+    }
+    // The name is the header without its padding (a capture group would cost far more).
+    Some(trimmed.trim_matches(|c| block.section_strip.contains(c)).trim().to_string())
 }
 
 fn strip_prefix<'a>(text: &'a str, prefix: &str) -> &'a str {

@@ -54,9 +54,10 @@ pub fn extract(block: &Block) -> Extracted {
     }
 
     let spec_block = def.block.as_ref().expect("a text block has a block spec");
-    let has_sections = block.body.iter().any(|l| section_name(def, l.text.trim()).is_some_and(|n| !n.is_empty()));
+    let rows: Vec<Option<crate::lex::RowText>> = block.body.iter().map(|l| split_row(&l.text)).collect();
+    let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, l.text.trim()).is_some_and(|n| !n.is_empty()));
     out.sectionless = !has_sections;
-    if !has_sections && block.body.iter().filter(|l| split_row(&l.text).is_some()).count() > 3 {
+    if !has_sections && rows.iter().filter(|r| r.is_some()).count() > 3 {
         let known_sections = def.rows.iter().any(|r| r.sections.is_some());
         if known_sections {
             out.notes.push(Note {
@@ -69,19 +70,21 @@ pub fn extract(block: &Block) -> Extracted {
 
     let mut section: Option<String> = None;
     let mut seen: HashMap<(Option<String>, String), usize> = HashMap::new();
-    for line in &block.body {
+    for (line, row) in block.body.iter().zip(rows) {
         let trimmed = line.text.trim();
         if trimmed.is_empty() {
             continue;
         }
-        if let Some(name) = section_name(def, trimmed) {
-            section = if name.is_empty() { None } else { Some(name) };
-            continue;
+        if row.is_none() {
+            if let Some(name) = section_name(def, trimmed) {
+                section = if name.is_empty() { None } else { Some(name) };
+                continue;
+            }
         }
         if spec_block.noise.iter().any(|n| n.is_match(trimmed)) {
             continue;
         }
-        let Some(row) = split_row(&line.text) else {
+        let Some(row) = row else {
             out.notes.push(Note {
                 code: "not-a-row".into(),
                 message: format!("skipped a line inside the block that is not a row: '{}'", shorten(trimmed)),

@@ -15,14 +15,7 @@ pub struct RowText<'a> {
 pub fn split_row(line: &str) -> Option<RowText<'_>> {
     let text = line.trim();
     let bytes = text.as_bytes();
-    let mut at = None;
-    for (i, b) in bytes.iter().enumerate() {
-        if *b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
-            at = Some(i);
-            break;
-        }
-    }
-    let at = at?;
+    let at = memchr::memchr_iter(b':', bytes).find(|&i| bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()))?;
     let label = &text[..=at];
     if !is_label(&label[..at]) {
         return None;
@@ -35,13 +28,34 @@ pub fn split_row(line: &str) -> Option<RowText<'_>> {
 fn is_label(s: &str) -> bool {
     let s = s.trim();
     let Some(first) = s.chars().next() else { return false };
-    (first.is_alphabetic() || first == '#' || first == '(')
-        && s.chars().count() <= 64
-        && s.chars().all(|c| c.is_alphanumeric() || " \t()/%.,#-_+'&*<>=".contains(c))
+    if !(first.is_alphabetic() || first == '#' || first == '(') {
+        return false;
+    }
+    if s.is_ascii() {
+        return s.len() <= 64 && s.bytes().all(|b| LABEL_BYTE[b as usize]);
+    }
+    s.chars().count() <= 64 && s.chars().all(|c| c.is_alphanumeric() || " \t()/%.,#-_+'&*<>=".contains(c))
 }
+
+/// The ASCII bytes a label is made of.
+static LABEL_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'(' | b')' | b'/' | b'%' | b'.' | b',' | b'#' | b'-' | b'_' | b'+' | b'\'' | b'&' | b'*' | b'<' | b'>' | b'=');
+        i += 1;
+    }
+    t
+};
 
 /// A label as compared with definitions: trimmed, inner white space folded to one space.
 pub fn normalize_label(label: &str) -> String {
+    let t = label.trim();
+    // Usually already normal: one space between words.
+    if !t.as_bytes().windows(2).any(|w| w[0].is_ascii_whitespace() && w[1].is_ascii_whitespace()) && !t.bytes().any(|b| b == b'\t' || b >= 0x80) {
+        return t.to_string();
+    }
     let mut out = String::with_capacity(label.len());
     for word in label.split_whitespace() {
         if !out.is_empty() {

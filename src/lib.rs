@@ -133,9 +133,12 @@ fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut
     let mut found = 0;
     let mut lines = input::LineReader::new(reader);
     loop {
-        let more = match lines.next() {
-            Some(Ok(line)) => {
-                scanner.push(line);
+        let more = match lines.next_raw() {
+            Some(Ok(raw)) => {
+                // Most of a log is noise: look at a line's bytes first, decode only what matters.
+                if scanner.wants(raw.bytes) {
+                    scanner.push(raw.to_line());
+                }
                 true
             }
             Some(Err(source)) => return Err(Error::Io { input: input.to_string(), source }),

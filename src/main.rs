@@ -162,7 +162,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     };
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
-    let mut out = Output { out: stdout.lock(), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok, strict: c.strict };
+    let mut out = Output { out: io::BufWriter::with_capacity(256 * 1024, stdout.lock()), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok, strict: c.strict };
     for path in &inputs {
         let name = path.display().to_string();
         let result = if name == "-" {

@@ -437,25 +437,29 @@ pub enum StatKey {
 impl StatKey {
     /// `Mean`, `mean`, `Median`, `P99`, `p99.9`, `Max`, `Min`, `Std`, `avg`.
     pub fn parse(s: &str) -> Option<StatKey> {
-        let l = s.trim().to_ascii_lowercase();
-        Some(match l.as_str() {
-            "mean" | "avg" | "average" => StatKey::Mean,
-            "median" | "mdn" => StatKey::P(50.0),
-            "min" => StatKey::Min,
-            "max" => StatKey::Max,
-            "std" | "stddev" => StatKey::Std,
-            _ => {
-                let num = l.strip_prefix('p')?;
-                if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                    return None;
-                }
-                let p: f64 = num.parse().ok()?;
-                if !(0.0..=100.0).contains(&p) {
-                    return None;
-                }
-                StatKey::P(p)
-            }
-        })
+        let s = s.trim();
+        let is = |w: &str| s.eq_ignore_ascii_case(w);
+        if is("mean") || is("avg") || is("average") {
+            return Some(StatKey::Mean);
+        }
+        if is("median") || is("mdn") {
+            return Some(StatKey::P(50.0));
+        }
+        if is("min") {
+            return Some(StatKey::Min);
+        }
+        if is("max") {
+            return Some(StatKey::Max);
+        }
+        if is("std") || is("stddev") {
+            return Some(StatKey::Std);
+        }
+        let num = s.strip_prefix('p').or_else(|| s.strip_prefix('P'))?;
+        if num.is_empty() || !num.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
+            return None;
+        }
+        let p: f64 = num.parse().ok()?;
+        (0.0..=100.0).contains(&p).then_some(StatKey::P(p))
     }
 
     fn rank(self) -> (u8, f64) {

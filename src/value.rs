@@ -82,8 +82,9 @@ fn word_token(i: &str) -> IResult<&str, Token> {
 }
 
 fn token(i: &str) -> IResult<&str, Token> {
+    // Numbers first: they are almost every value. A number never starts with a word token's
+    // letters (`-inf` is tried by `word_token` after a plain `-` number fails).
     alt((
-        word_token,
         map(
             (
                 terminated(digit1, (space0, char('/'), space0)),
@@ -96,6 +97,7 @@ fn token(i: &str) -> IResult<&str, Token> {
             other => other,
         }),
         number,
+        word_token,
     ))
     .parse(i)
 }

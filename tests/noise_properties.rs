@@ -80,6 +80,9 @@ struct Sample {
     /// (first_line, last_line) of each run: the banner and the closing line (of its trailer,
     /// when the run has one).
     blocks: Vec<(usize, usize)>,
+    /// Whether each run's block was cut off (no closing line): what follows it up to the next
+    /// banner may still be read as part of it, so no line is inserted there or inside it.
+    cut_off: Vec<bool>,
     /// (closing line, trailer banner) of each run whose block is followed by a trailer (vllm-rs
     /// `Steady-State Metrics`): the lines between them belong to the run too.
     trailers: Vec<(usize, usize)>,
@@ -89,13 +92,21 @@ struct Sample {
 impl Sample {
     /// Places (0 = before line 1, k = after line k) where a line is outside every block.
     fn outside_gaps(&self) -> Vec<usize> {
-        (0..=self.lines.len()).filter(|&k| !self.blocks.iter().any(|&(f, l)| f <= k && k < l)).collect()
+        let reach: Vec<(usize, usize)> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, &(f, l))| if self.cut_off[i] { (f, self.blocks.get(i + 1).map_or(self.lines.len() + 1, |b| b.0)) } else { (f, l) })
+            .collect();
+        (0..=self.lines.len()).filter(|&k| !reach.iter().any(|&(f, l)| f <= k && k < l)).collect()
     }
 
     /// Places strictly inside a block: after the banner and before the closing line (or inside
     /// its trailer), not between a block and its trailer.
     fn inside_gaps(&self) -> Vec<usize> {
-        (0..=self.lines.len()).filter(|&k| self.blocks.iter().any(|&(f, l)| f <= k && k < l) && !self.in_trailer_gap(k)).collect()
+        let closed = self.blocks.iter().zip(&self.cut_off).filter(|(_, c)| !**c).map(|(b, _)| *b);
+        let closed: Vec<(usize, usize)> = closed.collect();
+        (0..=self.lines.len()).filter(|&k| closed.iter().any(|&(f, l)| f <= k && k < l) && !self.in_trailer_gap(k)).collect()
     }
 
     /// Places between a block's closing line and its trailer's banner.
@@ -167,7 +178,8 @@ fn samples() -> &'static [Sample] {
                 let body = text.strip_suffix('\n').unwrap_or(&text);
                 let lines: Vec<String> = body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect();
                 let trailers = blocks.iter().filter_map(|&(f, l)| trailer_of(&lines, f, l)).collect();
-                Sample { name, lines, blocks, trailers, expected: runs.iter().map(project).collect() }
+                let cut_off = runs.iter().map(|r| r.source.truncated.is_some()).collect();
+                Sample { name, lines, blocks, cut_off, trailers, expected: runs.iter().map(project).collect() }
             })
             .collect()
     })
@@ -308,13 +320,14 @@ fn picks(max: usize) -> impl Strategy<Value = Vec<(Index, usize)>> {
 // ------------------------------------------------------------------------------------------------
 // Properties
 
-/// The clean samples themselves: every stdout sample has at least one closed block.
+/// The clean samples themselves: every stdout sample has a result block, and most have a closed
+/// one to interleave lines into.
 #[test]
-fn every_sample_has_closed_blocks() {
+fn every_sample_has_a_block() {
     for s in samples() {
         assert!(!s.blocks.is_empty(), "{}", s.name);
-        assert!(s.expected.iter().all(|r| r["cut_off"] == false), "{}", s.name);
     }
+    assert!(samples().iter().filter(|s| !s.inside_gaps().is_empty()).count() * 2 > samples().len());
 }
 
 /// (b) CRLF line endings: every sample, no randomness needed.

@@ -23,7 +23,23 @@ pub struct Line {
     pub truncated: bool,
 }
 
-/// Splits a byte stream into [`Line`]s without ever holding more than one line.
+/// A line as raw bytes, borrowed from the reader until the next call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawLine<'a> {
+    pub number: usize,
+    pub bytes: &'a [u8],
+    pub truncated: bool,
+}
+
+impl RawLine<'_> {
+    /// The cleaned text (see [`clean`]).
+    pub fn to_line(&self) -> Line {
+        Line { number: self.number, text: clean(self.bytes), truncated: self.truncated }
+    }
+}
+
+/// Splits a byte stream into lines without ever holding more than one line; a line that lies
+/// within the reader's buffer is handed out without being copied.
 pub struct LineReader<R> {
     inner: R,
     number: usize,
@@ -31,12 +47,14 @@ pub struct LineReader<R> {
     truncated: bool,
     after_cr: bool,
     done: bool,
+    /// Bytes of the reader's buffer handed out by the last call, consumed at the next.
+    lent: usize,
     bytes_read: u64,
 }
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R) -> Self {
-        LineReader { inner, number: 1, buf: Vec::with_capacity(256), truncated: false, after_cr: false, done: false, bytes_read: 0 }
+        LineReader { inner, number: 1, buf: Vec::with_capacity(256), truncated: false, after_cr: false, done: false, lent: 0, bytes_read: 0 }
     }
 
     /// Bytes consumed so far.
@@ -44,22 +62,17 @@ impl<R: BufRead> LineReader<R> {
         self.bytes_read
     }
 
-    fn take_line(&mut self, number: usize) -> Line {
-        let text = clean(&self.buf);
-        self.buf.clear();
-        let truncated = std::mem::take(&mut self.truncated);
-        Line { number, text, truncated }
-    }
-
-}
-
-impl<R: BufRead> Iterator for LineReader<R> {
-    type Item = io::Result<Line>;
-
-    fn next(&mut self) -> Option<io::Result<Line>> {
+    /// The next line, as raw bytes.
+    pub fn next_raw(&mut self) -> Option<io::Result<RawLine<'_>>> {
+        if self.lent > 0 {
+            self.inner.consume(self.lent);
+            self.lent = 0;
+        }
         if self.done {
             return None;
         }
+        self.buf.clear();
+        self.truncated = false;
         loop {
             let chunk = match self.inner.fill_buf() {
                 Ok(c) => c,
@@ -74,8 +87,7 @@ impl<R: BufRead> Iterator for LineReader<R> {
                 if self.buf.is_empty() && !self.truncated {
                     return None;
                 }
-                let n = self.number;
-                return Some(Ok(self.take_line(n)));
+                return Some(Ok(RawLine { number: self.number, bytes: &self.buf, truncated: self.truncated }));
             }
             // A `\n` right after a `\r` ends the same line (CRLF), not a new empty one.
             if self.after_cr {
@@ -90,18 +102,24 @@ impl<R: BufRead> Iterator for LineReader<R> {
             match memchr::memchr2(b'\n', b'\r', chunk) {
                 Some(i) => {
                     let sep = chunk[i];
-                    let room = MAX_LINE.saturating_sub(self.buf.len());
-                    self.buf.extend_from_slice(&chunk[..i.min(room)]);
-                    self.truncated |= i > room;
-                    self.inner.consume(i + 1);
-                    self.bytes_read += i as u64 + 1;
-                    let n = self.number;
+                    let number = self.number;
                     if sep == b'\n' {
                         self.number += 1;
                     } else {
                         self.after_cr = true;
                     }
-                    return Some(Ok(self.take_line(n)));
+                    self.bytes_read += i as u64 + 1;
+                    if self.buf.is_empty() && !self.truncated && i <= MAX_LINE {
+                        // The whole line is in the buffer: lend it.
+                        self.lent = i + 1;
+                        let chunk = self.inner.fill_buf().expect("buffered");
+                        return Some(Ok(RawLine { number, bytes: &chunk[..i], truncated: false }));
+                    }
+                    let room = MAX_LINE.saturating_sub(self.buf.len());
+                    self.buf.extend_from_slice(&chunk[..i.min(room)]);
+                    self.truncated |= i > room;
+                    self.inner.consume(i + 1);
+                    return Some(Ok(RawLine { number, bytes: &self.buf, truncated: self.truncated }));
                 }
                 None => {
                     // No line end in this chunk: keep what fits under the cap, skip the rest.
@@ -114,6 +132,14 @@ impl<R: BufRead> Iterator for LineReader<R> {
                 }
             }
         }
+    }
+}
+
+impl<R: BufRead> Iterator for LineReader<R> {
+    type Item = io::Result<Line>;
+
+    fn next(&mut self) -> Option<io::Result<Line>> {
+        Some(self.next_raw()?.map(|raw| raw.to_line()))
     }
 }
 
