@@ -56,6 +56,11 @@ struct Common {
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
 
+    /// Copy the input through, unchanged and line by line as it arrives, to stderr (or FILE), so a
+    /// piped benchmark still shows live: `vllm bench serve ... 2>&1 | bench-normalize --tee`.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    tee: Option<PathBuf>,
+
     /// Also load the parser definitions (*.toml) in this folder; one with the id of a built-in
     /// replaces it. Default: $BENCH_NORMALIZE_PARSERS.
     #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
@@ -163,22 +168,60 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
     let mut out = Output { out: io::BufWriter::with_capacity(256 * 1024, stdout.lock()), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok, strict: c.strict };
-    for path in &inputs {
-        let name = path.display().to_string();
-        let result = if name == "-" {
-            normalize(io::stdin().lock(), "-", &opts, &mut out)
-        } else {
-            match File::open(path) {
-                Ok(f) => normalize(BufReader::with_capacity(256 * 1024, f), &name, &opts, &mut out),
-                Err(source) => Err(Error::Io { input: name.clone(), source }),
+    let mut tee: Option<Box<dyn Write + Send>> = match &c.tee {
+        None => None,
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(io::stderr())),
+        Some(p) => match File::create(p) {
+            Ok(f) => Some(Box::new(io::BufWriter::new(f))),
+            Err(source) => {
+                let e = Error::Io { input: p.display().to_string(), source };
+                report_error(c.error_format, &e);
+                return e.exit_code();
             }
-        };
-        if let Err(e) = result {
-            if is_broken_pipe(&e) {
-                return out.code();
+        },
+    };
+    if inputs.len() == 1 || tee.is_some() {
+        // One input (or a copy to show live): runs go out as soon as they are found.
+        for path in &inputs {
+            let result = normalize_path(path, &opts, &mut out, tee.as_mut());
+            if let Err(e) = result {
+                if is_broken_pipe(&e) {
+                    return out.code();
+                }
+                report_error(c.error_format, &e);
+                out.worst = out.worst.max(e.exit_code());
             }
-            report_error(c.error_format, &e);
-            out.worst = out.worst.max(e.exit_code());
+        }
+    } else {
+        // Many inputs: read in parallel on all cores, reported in input order.
+        use rayon::prelude::*;
+        let results: Vec<(Collected, Result<usize, Error>)> = inputs
+            .par_iter()
+            .map(|path| {
+                let mut got = Collected::default();
+                let r = normalize_path(path, &opts, &mut got, None);
+                (got, r)
+            })
+            .collect();
+        for (got, result) in results {
+            for event in got.0 {
+                let r = match event {
+                    Event::Run(run) => out.run(*run),
+                    Event::Diagnostic(e) => {
+                        out.diagnostic(e);
+                        Ok(())
+                    }
+                };
+                if let Err(e) = r {
+                    if is_broken_pipe(&e) {
+                        return out.code();
+                    }
+                }
+            }
+            if let Err(e) = result {
+                report_error(c.error_format, &e);
+                out.worst = out.worst.max(e.exit_code());
+            }
         }
     }
     if format == OutputFormat::Json && !out.runs.is_empty() {
@@ -193,6 +236,71 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     }
     let _ = out.out.flush();
     out.code()
+}
+
+/// Read one input (a path, or `-` for stdin), copying it to `tee` as it is read.
+fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, tee: Option<&mut Box<dyn Write + Send>>) -> Result<usize, Error> {
+    let name = path.display().to_string();
+    let reader: Box<dyn io::BufRead> = if name == "-" {
+        Box::new(BufReader::with_capacity(256 * 1024, io::stdin()))
+    } else {
+        match File::open(path) {
+            Ok(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
+            Err(source) => return Err(Error::Io { input: name, source }),
+        }
+    };
+    match tee {
+        Some(w) => normalize(Tee { inner: reader, copy: w }, &name, opts, sink),
+        None => normalize(reader, &name, opts, sink),
+    }
+}
+
+/// A reader that copies what is consumed to a writer, as it is consumed.
+struct Tee<'w, R> {
+    inner: R,
+    copy: &'w mut Box<dyn Write + Send>,
+}
+
+impl<R: io::BufRead> io::Read for Tee<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let _ = self.copy.write_all(&buf[..n]).and_then(|_| self.copy.flush());
+        Ok(n)
+    }
+}
+
+impl<R: io::BufRead> io::BufRead for Tee<'_, R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if let Ok(buf) = self.inner.fill_buf() {
+            // A closed stderr does not stop the normalization.
+            let _ = self.copy.write_all(&buf[..n.min(buf.len())]).and_then(|_| self.copy.flush());
+        }
+        self.inner.consume(n);
+    }
+}
+
+/// What one input gave, kept to be reported in input order.
+enum Event {
+    Run(Box<Run>),
+    Diagnostic(Error),
+}
+
+#[derive(Default)]
+struct Collected(Vec<Event>);
+
+impl Sink for Collected {
+    fn run(&mut self, run: Run) -> Result<(), Error> {
+        self.0.push(Event::Run(Box::new(run)));
+        Ok(())
+    }
+
+    fn diagnostic(&mut self, error: Error) {
+        self.0.push(Event::Diagnostic(error));
+    }
 }
 
 /// Collects runs for one JSON document, or prints each as it completes (JSONL).

@@ -151,3 +151,52 @@ fn closing_stdout_early_is_not_an_error() {
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(err.is_empty(), "{err}");
 }
+
+#[test]
+fn tee_copies_the_input_unchanged() {
+    let log = std::fs::read(sample("captured/sglang-oai-s2.stdout.txt")).unwrap();
+    let out = run_with_stdin(&["--tee"], &log);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stderr, log, "stderr holds the input byte for byte");
+    assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 1);
+    let dir = std::env::temp_dir().join(format!("bn-tee-{}", std::process::id()));
+    let file = dir.with_extension("log");
+    let out = run_with_stdin(&["--tee", file.to_str().unwrap(), "--format", "jsonl"], &log);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read(&file).unwrap(), log);
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn jsonl_prints_each_run_as_soon_as_its_block_is_complete() {
+    use std::io::{BufRead, BufReader};
+    let log = std::fs::read_to_string(sample("captured/vllm-s1.stdout.txt")).unwrap();
+    let mut child = bin().args(["--format", "jsonl"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(log.as_bytes()).unwrap();
+    input.flush().unwrap();
+    // The input is still open: the run must come out now, not at the end.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["source"]["block"], 1);
+    input.write_all(log.as_bytes()).unwrap();
+    drop(input);
+    let second: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(second["source"]["block"], 2);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn many_files_in_parallel_keep_input_order() {
+    let mut files: Vec<String> = common::sample_files("captured", ".stdout.txt").iter().map(|p| p.display().to_string()).collect();
+    files.reverse();
+    let out = bin().args(&files).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let inputs: Vec<String> = json(&out)["runs"].as_array().unwrap().iter().map(|r| r["source"]["input"].as_str().unwrap().to_string()).collect();
+    let mut expected = Vec::new();
+    for f in &files {
+        let n = if f.ends_with("vllm-s4.stdout.txt") { 4 } else { 1 };
+        expected.extend(std::iter::repeat_n(f.clone(), n));
+    }
+    assert_eq!(inputs, expected);
+}
