@@ -126,9 +126,11 @@ pub fn derive(run: &Run) -> Derived {
         }
     }
     let per_request_chunks = d.per_request.as_ref().and_then(|p| p.tokens_per_chunk.as_ref()).map(|c| c.mean);
+    // ITL / TPOT, as metrics.md defines it (decode tokens per later chunk); the per-request
+    // arrays' own figure (output tokens over all chunks) stands in derived.per_request.
     match (i.itl_mean, tpot, i.itl_per) {
-        (_, _, Some(ItlPer::Chunk)) if per_request_chunks.is_some() => d.tokens_per_chunk = per_request_chunks,
         (Some(itl), Some(t), Some(ItlPer::Chunk)) if t > 0.0 && itl > 0.0 => d.tokens_per_chunk = Some(round(itl / t)),
+        (None, _, Some(ItlPer::Chunk)) if per_request_chunks.is_some() => d.tokens_per_chunk = per_request_chunks,
         (_, _, Some(ItlPer::Token)) => undefined(&mut d, "tokens_per_chunk", "this tool and backend time ITL per token, not per chunk".into()),
         (None, _, _) => undefined(&mut d, "tokens_per_chunk", "no mean ITL was printed".into()),
         _ => undefined(&mut d, "tokens_per_chunk", "needs a per-chunk ITL and a TPOT".into()),

@@ -41,6 +41,7 @@ pub mod extract;
 pub mod input;
 pub mod lex;
 pub mod report;
+pub mod schema;
 pub mod validate;
 pub mod value;
 pub mod vocabulary;

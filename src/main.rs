@@ -40,6 +40,29 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Print the JSON Schema of the canonical report.
+    Schema,
+    /// List the parser definitions: tool, formats, variants, detection markers.
+    Parsers {
+        /// `json`, or a `table` for people.
+        #[arg(long, short = 'f', value_enum, default_value_t = ListFormat::Table)]
+        format: ListFormat,
+        /// Also load the definitions in this folder (as for normalizing).
+        #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+        parsers: Option<PathBuf>,
+    },
+    /// Print a shell completion script.
+    Completions {
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ListFormat {
+    Table,
+    Json,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -47,6 +70,11 @@ struct Common {
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value_t = Fmt::Json)]
     format: Fmt,
+
+    /// Instead of the report, write out each run's derivation with its numbers: which rows, which
+    /// formula and method, which checks and why.
+    #[arg(long)]
+    explain: bool,
 
     /// Failed warnings reject a run too (exit 1).
     #[arg(long)]
@@ -97,6 +125,12 @@ enum Fmt {
     Json,
     /// One run per line, printed as soon as it is complete
     Jsonl,
+    /// Runs side by side for people: derived TPOT and per-user decode rate first
+    Table,
+    /// One row per run, stable column names, header once
+    Csv,
+    /// dstack's preset `metrics` object (an array for several runs)
+    Dstack,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,9 +150,73 @@ fn main() {
     };
     let (files, common, reports_only) = match cli.command {
         Some(Command::Check { file, common }) => (vec![file], common, true),
+        Some(Command::Schema) => process::exit(print_schema() as i32),
+        Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "bench-normalize", &mut io::stdout());
+            process::exit(0);
+        }
+        Some(Command::Man) => {
+            let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+            let code = if man.render(&mut io::stdout()).is_ok() { 0 } else { ExitCode::Io as i32 };
+            process::exit(code);
+        }
         None => (cli.files, cli.common, false),
     };
     process::exit(run(files, common, reports_only) as i32);
+}
+
+/// Colour only on a terminal, and never with NO_COLOR set.
+fn color_on(terminal: bool) -> bool {
+    terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn print_schema() -> ExitCode {
+    let schema = bench_normalize::schema::report_schema();
+    match serde_json::to_writer_pretty(io::stdout().lock(), &schema).and_then(|_| Ok(println!())) {
+        Ok(()) => ExitCode::Ok,
+        Err(_) => ExitCode::Io,
+    }
+}
+
+fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
+    let loaded;
+    let defs = match &dir {
+        None => Definitions::builtin(),
+        Some(d) => match Definitions::with_dir(d) {
+            Ok(x) => {
+                loaded = x;
+                &loaded
+            }
+            Err(e) => {
+                report_error(ErrorFormat::Human, &e);
+                return e.exit_code();
+            }
+        },
+    };
+    let listing = bench_normalize::definition::listing(defs);
+    let mut out = io::stdout().lock();
+    let r = match format {
+        ListFormat::Json => serde_json::to_writer_pretty(&mut out, &listing).map_err(io::Error::from).and_then(|_| writeln!(out)),
+        ListFormat::Table => {
+            let mut t = comfy_table::Table::new();
+            t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED).set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+            t.set_header(["id", "tool", "format", "variants", "detected by", "from"]);
+            for d in listing.as_array().into_iter().flatten() {
+                let variants: Vec<&str> = d["variants"].as_array().into_iter().flatten().filter_map(|v| v["id"].as_str()).collect();
+                t.add_row(vec![
+                    d["id"].as_str().unwrap_or("").to_string(),
+                    d["tool"].as_str().unwrap_or("").to_string(),
+                    d["format"].as_str().unwrap_or("").to_string(),
+                    variants.join(", "),
+                    d["markers"].as_array().into_iter().flatten().filter_map(|m| m.as_str()).collect::<Vec<_>>().join("; "),
+                    d["origin"].as_str().unwrap_or("").to_string(),
+                ]);
+            }
+            writeln!(out, "{t}")
+        }
+    };
+    if r.is_ok() { ExitCode::Ok } else { ExitCode::Io }
 }
 
 fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
@@ -161,13 +259,26 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         },
     };
     let opts = Options { definitions, policy, reports_only };
-    let format = match c.format {
-        Fmt::Json => OutputFormat::Json,
-        Fmt::Jsonl => OutputFormat::Jsonl,
+    let format = match (c.explain, c.format) {
+        (true, _) => OutputFormat::Explain,
+        (_, Fmt::Json) => OutputFormat::Json,
+        (_, Fmt::Jsonl) => OutputFormat::Jsonl,
+        (_, Fmt::Table) => OutputFormat::Table,
+        (_, Fmt::Csv) => OutputFormat::Csv,
+        (_, Fmt::Dstack) => OutputFormat::Dstack,
     };
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
-    let mut out = Output { out: io::BufWriter::with_capacity(256 * 1024, stdout.lock()), format, runs: Vec::new(), rejected: false, error_format: c.error_format, worst: ExitCode::Ok, strict: c.strict };
+    let mut out = Output {
+        out: io::BufWriter::with_capacity(256 * 1024, stdout.lock()),
+        format,
+        runs: Vec::new(),
+        rejected: false,
+        error_format: c.error_format,
+        worst: ExitCode::Ok,
+        strict: c.strict,
+        csv: emit::CsvWriter::new(),
+    };
     let mut tee: Option<Box<dyn Write + Send>> = match &c.tee {
         None => None,
         Some(p) if p.as_os_str() == "-" => Some(Box::new(io::stderr())),
@@ -224,14 +335,10 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             }
         }
     }
-    if format == OutputFormat::Json && !out.runs.is_empty() {
-        let report = Report::new(std::mem::take(&mut out.runs));
-        let pretty = io::stdout().is_terminal();
-        if let Err(e) = emit::write_json(&mut out.out, &report, pretty) {
-            if e.kind() != io::ErrorKind::BrokenPipe {
-                report_error(c.error_format, &Error::Io { input: "stdout".into(), source: e });
-                return out.code().max(ExitCode::Io);
-            }
+    if let Err(e) = out.finish() {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            report_error(c.error_format, &Error::Io { input: "stdout".into(), source: e });
+            return out.code().max(ExitCode::Io);
         }
     }
     let _ = out.out.flush();
@@ -312,11 +419,38 @@ struct Output<W: Write> {
     error_format: ErrorFormat,
     worst: ExitCode,
     strict: bool,
+    csv: emit::CsvWriter,
 }
 
 impl<W: Write> Output<W> {
     fn code(&self) -> ExitCode {
         if self.rejected { self.worst.max(ExitCode::Rejected) } else { self.worst }
+    }
+
+    /// Write what the format collects until the end (JSON document, table, dstack objects).
+    fn finish(&mut self) -> io::Result<()> {
+        let runs = std::mem::take(&mut self.runs);
+        if !runs.is_empty() {
+            match self.format {
+                OutputFormat::Json => emit::write_json(&mut self.out, &Report::new(runs), io::stdout().is_terminal())?,
+                OutputFormat::Table => self.out.write_all(emit::table(&runs, color_on(io::stdout().is_terminal())).as_bytes())?,
+                OutputFormat::Dstack => {
+                    let mut all = Vec::new();
+                    for run in &runs {
+                        let (metrics, warnings) = emit::dstack_metrics(run);
+                        for w in warnings {
+                            report_warning(self.error_format, run, &format!("dstack: {w}"));
+                        }
+                        all.push(metrics);
+                    }
+                    let value = if all.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
+                    serde_json::to_writer_pretty(&mut self.out, &value)?;
+                    self.out.write_all(b"\n")?;
+                }
+                OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::Explain => {}
+            }
+        }
+        self.out.flush()
     }
 }
 
@@ -326,13 +460,17 @@ impl<W: Write> Sink for Output<W> {
         if run.verdict == Verdict::Rejected {
             report_rejection(self.error_format, &run, self.strict);
         }
-        match self.format {
-            OutputFormat::Json => self.runs.push(run),
-            OutputFormat::Jsonl => {
-                emit::write_jsonl(&mut self.out, &run).and_then(|_| self.out.flush()).map_err(|source| Error::Io { input: "stdout".into(), source })?;
+        let written = match self.format {
+            OutputFormat::Json | OutputFormat::Table | OutputFormat::Dstack => {
+                self.runs.push(run);
+                Ok(())
             }
-        }
-        Ok(())
+            OutputFormat::Jsonl => emit::write_jsonl(&mut self.out, &run),
+            OutputFormat::Csv => self.csv.write(&mut self.out, &run),
+            OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
+        };
+        // Streamed formats go out as each run completes (`tail -f log | bench-normalize`).
+        written.and_then(|_| if self.format.streams() { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
     }
 
     fn diagnostic(&mut self, error: Error) {
@@ -340,11 +478,28 @@ impl<W: Write> Sink for Output<W> {
     }
 }
 
+/// A warning about one run (a figure that cannot be known), on stderr.
+fn report_warning(format: ErrorFormat, run: &Run, message: &str) {
+    let mut err = io::stderr().lock();
+    let at = match run.source.first_line {
+        Some(l) => format!("{}:{l}", run.source.input),
+        None => run.source.input.clone(),
+    };
+    let _ = match format {
+        ErrorFormat::Human => writeln!(err, "bench-normalize: warning: {at}: run {}: {message}", run.source.block),
+        ErrorFormat::Json => writeln!(
+            err,
+            "{}",
+            serde_json::json!({ "code": "warning", "message": message, "input": run.source.input, "line": run.source.first_line, "column": null, "run": run.source.block })
+        ),
+    };
+}
+
 fn report_error(format: ErrorFormat, e: &Error) {
     let mut err = io::stderr().lock();
     let _ = match format {
         ErrorFormat::Human => {
-            let styled = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            let styled = color_on(io::stderr().is_terminal());
             writeln!(err, "{}", bench_normalize::error::render_human(e, styled))
         }
         ErrorFormat::Json => {

@@ -7,13 +7,14 @@ use std::fmt;
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::vocabulary;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub runs: Vec<Run>,
@@ -26,15 +27,18 @@ impl Report {
 }
 
 /// One benchmark run: one result block, one JSONL line, one JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Run {
     #[serde(default)]
     pub source: Source,
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::workload")]
     pub workload: Figures,
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::totals")]
     pub totals: Figures,
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::reported")]
     pub reported: Figures,
     #[serde(default)]
     pub derived: Derived,
@@ -68,7 +72,7 @@ pub struct Requests {
     pub first_errors: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Source {
     /// Id of the definition in `parsers/` that read this run (`report` for a canonical run
@@ -113,13 +117,13 @@ impl Default for Source {
 }
 
 /// Where and why a block ended before its closing line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Truncation {
     pub after_line: usize,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     Stdout,
@@ -140,7 +144,7 @@ impl Format {
 }
 
 /// How the tool measured what it printed, from the parser definition and variant.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Semantics {
     /// `chunk`: one ITL sample per streamed chunk; `token`: per token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,7 +160,7 @@ pub struct Semantics {
     pub e2e_end: Option<E2eEnd>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ItlPer {
     Chunk,
@@ -172,7 +176,7 @@ impl ItlPer {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TokenCount {
     /// The server's usage count, re-tokenized text as a fallback (vLLM >= 0.8).
@@ -185,7 +189,7 @@ pub enum TokenCount {
     Retokenized,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum E2eEnd {
     /// At the last token-bearing chunk (vLLM >= 0.8).
@@ -537,7 +541,7 @@ impl Serialize for Stat {
 }
 
 /// What bench-normalize computed from the run's own figures (see the README, "Derivation").
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Derived {
     #[serde(default)]
     pub tpot_ms: DerivedTpot,
@@ -564,7 +568,7 @@ pub struct Derived {
     pub undefined: std::collections::BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DerivedTpot {
     pub mean: Option<f64>,
     pub method: Option<TpotMethod>,
@@ -585,7 +589,7 @@ pub struct DerivedTpot {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TpotMethod {
     /// Exact per-request TPOT from per-request arrays.
@@ -610,7 +614,7 @@ impl TpotMethod {
 }
 
 /// What the per-request arrays gave.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PerRequest {
     /// Entries in the arrays.
     pub requests: usize,
@@ -626,20 +630,20 @@ pub struct PerRequest {
     pub tokens_per_chunk: Option<ChunkStats>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ChunkStats {
     pub mean: f64,
     pub p50: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DerivedE2e {
     pub mean: f64,
     pub approximate: bool,
     pub formula: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
     pub id: String,
     pub severity: Severity,
@@ -647,7 +651,7 @@ pub struct Check {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -655,7 +659,7 @@ pub enum Severity {
     Info,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
@@ -663,7 +667,7 @@ pub enum Status {
     Skipped,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Accepted,
@@ -677,7 +681,7 @@ impl Verdict {
 }
 
 /// Something the normalizer noticed: a correction, an unreadable value, an ambiguity.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Note {
     pub code: String,
     pub message: String,
@@ -686,7 +690,7 @@ pub struct Note {
 }
 
 /// A row as printed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Row {
     /// The section header above the row, `null` at the top of the block.
     pub section: Option<String>,

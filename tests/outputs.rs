@@ -1,0 +1,151 @@
+//! Output formats and integration: JSON Schema, table, CSV, dstack, --explain, parsers,
+//! completions, man.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bench-normalize"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).env("NO_COLOR", "1").output().unwrap()
+}
+
+fn sample(name: &str) -> String {
+    common::samples_dir().join(name).display().to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn every_snapshot_validates_against_the_schema() {
+    let schema: Value = serde_json::from_slice(&run(&["schema"]).stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(common::samples_dir().parent().unwrap().join("snapshots")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // insta: a header between `---` lines, then the snapshot.
+        let body = text.splitn(3, "---\n").nth(2).unwrap();
+        let report: Value = serde_json::from_str(body).unwrap();
+        if report.get("error").is_some() {
+            continue;
+        }
+        let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path())).take(3).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked}");
+    // The schema says what a figure is.
+    let ttft = &schema["$defs"]["Run"]["properties"]["reported"]["properties"]["ttft_ms"];
+    assert_eq!(ttft["type"], "object");
+    assert!(ttft["description"].as_str().unwrap().contains("time to first token"));
+    let bad = json!({ "schema_version": 1, "runs": [ { "totals": { "output_tokens": "many" } } ] });
+    assert!(!validator.is_valid(&bad));
+}
+
+#[test]
+fn table_puts_runs_side_by_side_with_derived_tpot_first() {
+    let o = run(&["-f", "table", &sample("captured/sglang-oai-s2.stdout.txt"), &sample("public/078-vllm.txt")]);
+    assert_eq!(o.status.code(), Some(1), "078 is a cut-off block: rejected");
+    let t = stdout(&o);
+    assert!(!t.contains('\u{1b}'), "no colour with NO_COLOR");
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(lines[1].contains("sglang-oai-s2.stdout.txt #1") && lines[1].contains("078-vllm.txt #1"), "{}", lines[1]);
+    assert!(lines[3].starts_with("│ TPOT, derived (ms)") && lines[3].contains("12.8"), "{}", lines[3]);
+    assert!(lines[5].starts_with("│ Per-user decode rate (tok/s)") && lines[5].contains("78.11"), "{}", lines[5]);
+    assert!(t.contains("125.81 per chunk"));
+    assert!(t.contains("REJECTED: complete-block"));
+}
+
+#[test]
+fn csv_has_one_header_and_one_row_per_run() {
+    let o = run(&["-f", "csv", &sample("captured/vllm-s4.stdout.txt"), &sample("captured/sglang-s1.stdout.txt")]);
+    assert_eq!(o.status.code(), Some(0));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(header, bench_normalize::emit::CSV_COLUMNS);
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 5);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let concurrency: Vec<&str> = rows.iter().map(|row| &row[col("max_concurrency")]).collect();
+    assert_eq!(concurrency, ["1", "2", "4", "8", "4"]);
+    assert_eq!(&rows[4][col("tpot_method")], "e2e-ttft-tokens");
+    let tpot: f64 = rows[4][col("tpot_ms")].parse().unwrap();
+    assert!((tpot - 20.0).abs() < 0.05);
+}
+
+#[test]
+fn dstack_metrics_take_tpot_from_the_derivation_and_null_what_is_unknown() {
+    // SGLang 0.5.5.post1: no TPOT row, per-chunk ITL 125.80 ms.
+    let o = run(&["-f", "dstack", &sample("versions/sglang0.5.5.post1-oai-s2.stdout.txt")]);
+    assert_eq!(o.status.code(), Some(0));
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["successful_requests", "failed_requests", "duration_seconds", "total_input_tokens", "total_output_tokens", "output_tok_per_s", "per_user_tok_per_s", "ttft_ms", "tpot_ms", "e2e_ms"]
+    );
+    let tpot = m["tpot_ms"]["mean"].as_f64().unwrap();
+    assert!((tpot - 12.8).abs() < 0.01, "{tpot}: never the ITL");
+    assert!((m["per_user_tok_per_s"].as_f64().unwrap() - 1000.0 / tpot).abs() < 0.01);
+    // The tool printed no TPOT percentiles and no failure count: null, with a warning each.
+    assert_eq!((m["tpot_ms"]["p50"].clone(), m["failed_requests"].clone()), (Value::Null, Value::Null));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("tpot_ms.p50 is null") && err.contains("failed_requests is null"), "{err}");
+    // Pasted into a preset report as is, it passes `check`.
+    let report = json!({
+        "tool": "python -m sglang.bench_serving", "tool_version": "0.5.5.post1", "command": "…",
+        "workload": { "num_requests": 16, "concurrency": 4 },
+        "metrics": m
+    });
+    let dir = std::env::temp_dir().join(format!("bn-dstack-{}.json", std::process::id()));
+    std::fs::write(&dir, report.to_string()).unwrap();
+    let o = run(&["check", dir.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&dir);
+    // A null figure (here failed_requests) is allowed by the shape: unknown, not zero.
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn dstack_percentiles_come_from_per_request_arrays_when_there_are_some() {
+    let o = run(&["-f", "dstack", &sample("captured/vllm-s2.result.json")]);
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(m["tpot_ms"]["p99"].as_f64().is_some());
+    assert_eq!(m["failed_requests"], 0);
+}
+
+#[test]
+fn explain_writes_out_the_derivation() {
+    let o = run(&["--explain", &sample("versions/sglang0.5.5.post1-oai-s2.stdout.txt")]);
+    let t = stdout(&o);
+    assert!(t.contains("TPOT 12.8 ms, method e2e-ttft-tokens"), "{t}");
+    assert!(t.contains("= (E2E 6682.48 - TTFT 140.74) / (8192 tokens / 16 requests - 1)"), "{t}");
+    assert!(t.contains("from line 28 \"Mean E2E Latency (ms): 6682.48\""), "{t}");
+    assert!(t.contains("the printed mean ITL 125.8 ms is timed per streamed chunk"), "{t}");
+    assert!(t.contains("verdict: accepted"), "{t}");
+}
+
+#[test]
+fn parsers_completions_and_man() {
+    let o = run(&["parsers", "--format", "json"]);
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    for id in ["vllm-bench-serve", "sglang-bench-serving", "vllm-result-json", "sglang-result-jsonl", "dstack-preset"] {
+        assert!(ids.contains(&id), "{ids:?}");
+    }
+    assert!(stdout(&run(&["parsers"])).contains("sglang.bench_serving"));
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0));
+        assert!(stdout(&o).contains("bench-normalize"), "{shell}");
+    }
+    let man = stdout(&run(&["man"]));
+    assert!(man.starts_with(".ie") && man.contains(".TH bench-normalize 1"));
+}
