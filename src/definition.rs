@@ -55,6 +55,9 @@ pub struct Definition {
     /// JSON formats: a number must be a JSON number and text a string (hand-written reports);
     /// otherwise values are read leniently (`"inf"` is an absent number).
     pub strict_types: bool,
+    /// JSON formats holding several runs in a list (guidellm's `benchmarks`): the key of the
+    /// list. Each element is a run; the rest of the document is readable under `top.`.
+    pub runs_at: Option<String>,
     /// Finds where known rows start in a line that lost its line breaks (built on first use).
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
@@ -511,6 +514,7 @@ struct RawDefinition {
     requests: RawRequests,
     #[serde(default)]
     strict_types: bool,
+    runs_at: Option<String>,
     #[serde(default)]
     trailer: Vec<RawTrailer>,
 }
@@ -945,6 +949,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         detect: raw.detect.map(|d| DetectSpec { keys_all: d.keys_all, keys_any: d.keys_any }),
         requests,
         strict_types: raw.strict_types,
+        runs_at: raw.runs_at,
         row_finder: OnceLock::new(),
         trailers,
         label_index,

@@ -21,6 +21,8 @@ pub struct Inputs {
     pub tool_tpot_mean: Option<f64>,
     pub itl_mean: Option<f64>,
     pub itl_per: Option<ItlPer>,
+    /// Mean output tokens per request, when the tool prints that instead of a total.
+    pub per_request_tokens: Option<f64>,
 }
 
 impl Inputs {
@@ -38,6 +40,7 @@ impl Inputs {
             tool_tpot_mean: mean("tpot_ms"),
             itl_mean: mean("itl_ms"),
             itl_per: run.source.semantics.itl,
+            per_request_tokens: run.totals.number("output_tokens_per_request"),
         }
     }
 
@@ -45,7 +48,7 @@ impl Inputs {
     pub fn n_avg(&self) -> Option<f64> {
         match (self.output_tokens, self.successful) {
             (Some(n), Some(r)) if r > 0.0 => Some(n / r),
-            _ => None,
+            _ => self.per_request_tokens,
         }
     }
 }
@@ -243,18 +246,14 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
         if decode <= 0.0 {
             return null(format!("mean E2E latency {} ms is not above mean TTFT {} ms", show(e2e), show(ttft)));
         }
-        let r = i.successful.expect("n_avg needs R");
-        let n_out = i.output_tokens.expect("n_avg needs N_out");
+        let tokens = match (i.output_tokens, i.successful) {
+            (Some(n_out), Some(r)) if r > 0.0 => format!("{} tokens / {} requests", show(n_out), show(r)),
+            _ => format!("{} tokens per request", show(n)),
+        };
         return DerivedTpot {
             mean: Some(round(decode / (n - 1.0))),
             method: Some(TpotMethod::E2eTtftTokens),
-            formula: Some(format!(
-                "(E2E {} - TTFT {}) / ({} tokens / {} requests - 1)",
-                show(e2e),
-                show(ttft),
-                show(n_out),
-                show(r)
-            )),
+            formula: Some(format!("(E2E {} - TTFT {}) / ({tokens} - 1)", show(e2e), show(ttft))),
             ..Default::default()
         };
     }

@@ -177,23 +177,30 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
     let shape_error = |path: &str, message: String| Error::Report { input: input.to_string(), path: path.to_string(), message };
 
     // Objects are walked into when a key of the definition lies below them; others are one row.
-    let descend = |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}."))));
+    let descend = |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}.")) || (p.hole().is_some() && p.prefix() == format!("{path}."))));
+    let descend_list = |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}["))));
     let mut entries: Vec<(String, &Value)> = Vec::new();
-    fn walk<'v>(path: String, v: &'v Value, descend: &dyn Fn(&str) -> bool, out: &mut Vec<(String, &'v Value)>) {
+    fn walk<'v>(path: String, v: &'v Value, descend: &dyn Fn(&str) -> bool, descend_list: &dyn Fn(&str) -> bool, out: &mut Vec<(String, &'v Value)>) {
         match v {
             Value::Object(m) if descend(&path) => {
                 if m.is_empty() {
                     out.push((path.clone(), v));
                 }
                 for (k, sub) in m {
-                    walk(format!("{path}.{k}"), sub, descend, out);
+                    walk(format!("{path}.{k}"), sub, descend, descend_list, out);
+                }
+            }
+            // A list of objects a key reaches into (`phases[0].concurrency`).
+            Value::Array(items) if descend_list(&path) => {
+                for (i, sub) in items.iter().enumerate() {
+                    walk(format!("{path}[{i}]"), sub, descend, descend_list, out);
                 }
             }
             _ => out.push((path, v)),
         }
     }
     for (k, v) in &doc.fields {
-        walk(k.clone(), v, &descend, &mut entries);
+        walk(k.clone(), v, &descend, &descend_list, &mut entries);
     }
 
     for spec in def.rows.iter().filter(|r| r.required) {

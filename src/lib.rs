@@ -284,24 +284,25 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
             if opts.reports_only && definition.format != Format::Report {
                 return Err(Error::NoResult { input: input.to_string(), looked_for: format!("a report, not a {} result file", definition.tool) });
             }
-            let extracted = extract::extract_doc(doc, definition, input)?;
-            let origin = canonical::Origin {
-                definition,
-                variant,
-                input,
-                block: index,
-                first_line: Some(doc.line),
-                last_line: None,
-                truncated: None,
-                format: definition.format,
-            };
-            let mut run = canonical::assemble(origin, extracted);
-            if !ambiguous_with.is_empty() {
-                run.notes.push(Note { code: "ambiguous-tool".into(), message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id), line: Some(doc.line) });
+            if let Some(key) = &definition.runs_at {
+                // Several runs in one document: each element of the list, with the rest of the
+                // document under `top.`.
+                let top: serde_json::Map<String, serde_json::Value> = doc.fields.iter().filter(|(k, _)| k != key).cloned().collect();
+                let list = doc.get(key).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+                let mut runs = Vec::new();
+                for (i, el) in list.into_iter().enumerate() {
+                    let serde_json::Value::Object(m) = el else { continue };
+                    let mut fields: Vec<(String, serde_json::Value)> = m.into_iter().collect();
+                    fields.push(("top".into(), serde_json::Value::Object(top.clone())));
+                    let element = Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() };
+                    let evidence_keys = detect::doc_keys(&element);
+                    let ev = definition::Evidence { labels: &evidence_keys, sections: &[], banner_width: 0, context_labels: &[] };
+                    let variant = definition.variants.iter().find(|v| v.matches(&ev));
+                    runs.push(run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)?);
+                }
+                return Ok(runs);
             }
-            run.derived = derive::derive(&run);
-            validate::validate(&mut run, &opts.policy);
-            Ok(vec![run])
+            Ok(vec![run_of_doc(doc, definition, variant, input, index, opts, &ambiguous_with)?])
         }
         DocKind::Unknown => {
             let keys: Vec<&str> = doc.fields.iter().map(|(k, _)| k.as_str()).take(8).collect();
@@ -311,6 +312,37 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
             })
         }
     }
+}
+
+/// extract -> canonical -> derive -> validate, for one JSON document of a definition's format.
+fn run_of_doc(
+    doc: &Doc,
+    definition: &definition::Definition,
+    variant: Option<&definition::Variant>,
+    input: &str,
+    index: usize,
+    opts: &Options,
+    ambiguous_with: &[&str],
+) -> Result<Run, Error> {
+
+    let extracted = extract::extract_doc(doc, definition, input)?;
+    let origin = canonical::Origin {
+        definition,
+        variant,
+        input,
+        block: index,
+        first_line: Some(doc.line),
+        last_line: None,
+        truncated: None,
+        format: definition.format,
+    };
+    let mut run = canonical::assemble(origin, extracted);
+    if !ambiguous_with.is_empty() {
+        run.notes.push(Note { code: "ambiguous-tool".into(), message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id), line: Some(doc.line) });
+    }
+    run.derived = derive::derive(&run);
+    validate::validate(&mut run, &opts.policy);
+    Ok(run)
 }
 
 /// Normalize a text held in memory, with the built-in definitions and default policy.

@@ -399,6 +399,20 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
         confirmed = rel <= t.token_count;
         parts.push(format!("generated {} vs retokenized {} ({:.1}% apart)", s as u64, r as u64, rel * 100.0));
     }
+    // A tool that counts streamed chunks as tokens when the server sends no usage (guidellm):
+    // one token per chunk, and far fewer tokens than were asked for.
+    if let (Some(asked), Some(tpc), Some(n), Some(r)) = (run.workload.number("output_len"), run.reported.number("tokens_per_chunk"), server, run.totals.number("successful_requests")) {
+        let per_request = if r > 0.0 { n / r } else { 0.0 };
+        if (tpc - 1.0).abs() < 0.01 && per_request < 0.5 * asked {
+            failed = true;
+            parts.push(format!(
+                "{} tokens per request counted at {} per streamed chunk where {} were asked: the tool counts chunks as tokens when the server sends no usage, so with several tokens per chunk the output tokens, TPOT and throughput are all undercounted",
+                f(per_request),
+                f(tpc),
+                f(asked)
+            ));
+        }
+    }
     if requested && !confirmed {
         failed = true;
         parts.push("this version counts the requested output length, not what was generated".into());

@@ -121,6 +121,7 @@ fields! {
     "totals.input_vision_tokens"     Count    Tokens   "input tokens that are images";
     "totals.output_tokens"           Count    Tokens   "total output tokens (N_out); see source.semantics.output_tokens for how the tool counted them";
     "totals.output_tokens_retokenized" Count  Tokens   "output tokens re-counted by the client's tokenizer (SGLang)";
+    "totals.output_tokens_per_request" Number Tokens   "mean output tokens per successful request, for tools that print no total (llmperf)";
     "reported.ttft_ms"               Stat     Ms       "time to first token, per request";
     "reported.tpot_ms"               Stat     Ms       "the tool's own time per output token (excl. first), per request";
     "reported.itl_ms"                Stat     Ms       "the tool's inter-token latency; per chunk or per token, see reported.itl_per";
@@ -141,6 +142,7 @@ fields! {
     "reported.mean_in_flight"        Number   Requests "printed mean requests in flight (SGLang `Concurrency:`)";
     "reported.request_goodput_per_s" Number   ReqPerS  "printed goodput (requests meeting the SLOs per second)";
     "reported.rtfx"                  Number   Ratio    "inverse real-time factor (audio)";
+    "reported.tokens_per_chunk"      Number   Ratio    "the tool's own mean output tokens per streamed chunk (guidellm iter_tokens_per_iteration)";
     "reported.accept_length"         Number   Ratio    "speculative decoding: tokens per verification step (vLLM `Acceptance length`, SGLang `Accept length`)";
     "reported.speculative.acceptance_rate_pct" Number Pct "accepted / drafted tokens";
     "reported.speculative.drafts"    Count    None     "draft steps";
