@@ -166,29 +166,75 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
     let shifts = input::json::sanitize(&mut text);
     let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
         opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
-    let mut docs = Documents::new(&text);
+    let docs = read_documents(&text, &shifts, &arrays, input);
+
     let mut found = 0;
-    let mut first_error: Option<Error> = None;
+    let mut errors: Vec<Error> = Vec::new();
     let mut index = 0;
     // Documents that parse but are no known format: a JSON log, perhaps, with a result block
     // inside its (escaped) strings.
     let mut unknown_only = true;
-    // Problems are held back until the end: if no document is a known format, the input is read
-    // as text instead and they do not apply.
-    let mut later: Vec<Error> = Vec::new();
-    let fail = |e: Error, later: &mut Vec<Error>, first_error: &mut Option<Error>| {
-        if first_error.is_none() {
-            *first_error = Some(e);
-        } else {
-            later.push(e);
+    let mut runs = Vec::new();
+    for doc in docs {
+        let doc = match doc {
+            Ok(d) => d,
+            Err(e) => {
+                unknown_only = false;
+                errors.push(e);
+                continue;
+            }
+        };
+        let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() { vec![doc] } else { doc.elements };
+        for doc in parts {
+            index += 1;
+            unknown_only &= matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
+            match runs_of_doc(&doc, input, index, opts) {
+                Ok(mut r) => runs.append(&mut r),
+                Err(e) => errors.push(e),
+            }
         }
-    };
+    }
+    if runs.is_empty() && unknown_only && !opts.reports_only {
+        let first = errors.into_iter().next();
+        return normalize_text(std::io::Cursor::new(text), input, opts, sink).map_err(|e| match (e, first) {
+            (Error::NoResult { .. }, Some(json)) => json,
+            (e, _) => e,
+        });
+    }
+    for run in runs {
+        found += 1;
+        sink.run(run)?;
+    }
+    let mut errors = errors.into_iter();
+    match (found, errors.next()) {
+        (0, Some(e)) => {
+            errors.for_each(|e| sink.diagnostic(e));
+            Err(e)
+        }
+        (0, None) => Err(Error::NoResult { input: input.to_string(), looked_for: json_looked_for(opts.definitions) }),
+        (n, first) => {
+            first.into_iter().chain(errors).for_each(|e| sink.diagnostic(e));
+            Ok(n)
+        }
+    }
+}
+
+/// Every document of a JSON text, or the error that stopped one. The usual file is one document
+/// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
+/// broken one, are found by their extent first, so that a bad line does not stop the others.
+fn read_documents(text: &[u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str) -> Vec<Result<Doc, Error>> {
+    let first_line = 1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count();
+    let mut de = serde_json::Deserializer::from_slice(text);
+    if let Ok(doc) = (DocSeed { arrays, line: first_line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)) {
+        return vec![Ok(doc)];
+    }
+    let mut out = Vec::new();
+    let mut docs = Documents::new(text);
     while let Some(span) = docs.next() {
         let slice = &text[span.start..span.end];
         let mut de = serde_json::Deserializer::from_slice(slice);
-        let parsed = DocSeed { arrays: &arrays, line: span.line }.deserialize(&mut de).and_then(|d| de.end().map(|_| d));
-        let doc = match parsed {
-            Ok(doc) => doc,
+        match (DocSeed { arrays, line: span.line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)) {
+            Ok(doc) => out.push(Ok(doc)),
             Err(e) => {
                 let line = span.line + e.line().saturating_sub(1);
                 let column = shifts.input_column(line, e.column());
@@ -202,50 +248,15 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
                     .chars()
                     .take(120)
                     .collect::<String>();
-                unknown_only = false;
-                fail(
-                    Error::Parse { at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) }, message: format!("{what}: {detail}") },
-                    &mut later,
-                    &mut first_error,
-                );
+                out.push(Err(Error::Parse {
+                    at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) },
+                    message: format!("{what}: {detail}"),
+                }));
                 docs.skip_to_next_line(span.start);
-                continue;
-            }
-        };
-        let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() { vec![doc] } else { doc.elements };
-        for doc in parts {
-            index += 1;
-            let known = !matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
-            unknown_only &= !known;
-            match runs_of_doc(&doc, input, index, opts) {
-                Ok(runs) => {
-                    for run in runs {
-                        found += 1;
-                        sink.run(run)?;
-                    }
-                }
-                Err(e) => fail(e, &mut later, &mut first_error),
             }
         }
     }
-    if found == 0 && unknown_only && !opts.reports_only {
-        return normalize_text(std::io::Cursor::new(text), input, opts, sink).map_err(|e| match (e, first_error) {
-            (Error::NoResult { .. }, Some(json)) => json,
-            (e, _) => e,
-        });
-    }
-    for e in later {
-        sink.diagnostic(e);
-    }
-    match (found, first_error) {
-        (0, Some(e)) => Err(e),
-        (0, None) => Err(Error::NoResult { input: input.to_string(), looked_for: json_looked_for(opts.definitions) }),
-        (n, Some(e)) => {
-            sink.diagnostic(e);
-            Ok(n)
-        }
-        (n, None) => Ok(n),
-    }
+    out
 }
 
 fn json_looked_for(defs: &Definitions) -> String {

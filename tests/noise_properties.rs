@@ -371,7 +371,6 @@ proptest! {
     /// (a) log lines between a block's closing line and its trailer (vllm-rs prints a warning
     /// line there, then `Steady-State Metrics`). Only samples with a trailer are tried.
     #[test]
-    #[ignore = "bug: two log lines between a vllm-rs block's closing line and its Steady-State Metrics trailer (max_gap = 2 with the sample's own warning line) detach the trailer: reported.steady_state is lost"]
     fn log_lines_between_a_block_and_its_trailer_change_nothing(s in any::<Index>(), p in picks(6)) {
         let with_trailer: Vec<&Sample> = samples().iter().filter(|s| !s.trailers.is_empty()).collect();
         if with_trailer.is_empty() {

@@ -36,59 +36,61 @@ impl Shifts {
 }
 
 /// Quote bare `Infinity` / `-Infinity` (in place, same length: `"inf"   `) and `NaN` (`"NaN"`,
-/// which widens the line) outside strings.
+/// which widens the line) outside strings. Strings are skipped with memchr, so the pass runs at
+/// memory speed on a large file.
 pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
-    let mut shifts = Shifts::default();
-    let mut nans = Vec::new();
-    let (mut in_string, mut escaped, mut line, mut line_start) = (false, false, 1usize, 0usize);
+    let mut nans: Vec<usize> = Vec::new();
+    let len = buf.len();
     let mut i = 0;
-    while i < buf.len() {
-        let b = buf[i];
-        if in_string && b == b'\n' {
-            // A raw newline cannot be inside a JSON string: the line was cut off inside one.
-            in_string = false;
-            escaped = false;
-        }
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b'\n' => {
-                    line += 1;
-                    line_start = i + 1;
+    while i < len {
+        let Some(j) = memchr::memchr3(b'"', b'I', b'N', &buf[i..]) else { break };
+        i += j;
+        match buf[i] {
+            b'"' => {
+                // To the closing quote; a raw newline cannot be inside a string, so it ends one too.
+                i += 1;
+                while i < len {
+                    let Some(k) = memchr::memchr3(b'"', b'\\', b'\n', &buf[i..]) else {
+                        i = len;
+                        break;
+                    };
+                    i += k;
+                    match buf[i] {
+                        b'\\' => i += 2,
+                        _ => {
+                            i += 1;
+                            break;
+                        }
+                    }
                 }
-                b'I' if buf[i..].starts_with(b"Infinity") => {
+            }
+            b'I' if buf[i..].starts_with(b"Infinity") => {
+                if i > 0 && buf[i - 1] == b'-' {
+                    buf[i - 1..i + 8].copy_from_slice(b"\"-inf\"   ");
+                } else {
                     buf[i..i + 8].copy_from_slice(b"\"inf\"   ");
-                    i += 8;
-                    continue;
                 }
-                b'-' if buf[i..].starts_with(b"-Infinity") => {
-                    buf[i..i + 9].copy_from_slice(b"\"-inf\"   ");
-                    i += 9;
-                    continue;
-                }
-                b'N' if buf[i..].starts_with(b"NaN") => {
-                    nans.push(i);
-                    shifts.0.push((line, i - line_start + 1, 2));
-                    i += 3;
-                    continue;
-                }
-                _ => {}
+                i += 8;
             }
+            b'N' if buf[i..].starts_with(b"NaN") => {
+                nans.push(i);
+                i += 3;
+            }
+            _ => i += 1,
         }
-        i += 1;
     }
+    let mut shifts = Shifts::default();
     if !nans.is_empty() {
+        let (mut line, mut counted, mut line_start) = (1usize, 0usize, 0usize);
         let mut out = Vec::with_capacity(buf.len() + 2 * nans.len());
         let mut from = 0;
         for at in nans {
+            for nl in memchr::memchr_iter(b'\n', &buf[counted..at]) {
+                line += 1;
+                line_start = counted + nl + 1;
+            }
+            counted = at;
+            shifts.0.push((line, at - line_start + 1, 2));
             out.extend_from_slice(&buf[from..at]);
             out.extend_from_slice(b"\"NaN\"");
             from = at + 3;
