@@ -55,10 +55,12 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
         }
     }
     for a in &block {
-        let path = a.target.path();
-        if let Some(i) = set_from_context.iter().position(|p| *p == path) {
+        let from_context = !set_from_context.is_empty() && {
+            let path = a.target.path();
+            set_from_context.iter().position(|p| *p == path).map(|i| set_from_context.remove(i)).is_some()
+        };
+        if from_context {
             // The block restates a preamble line: the block wins, silently when they agree.
-            set_from_context.remove(i);
             clear(&mut run, &a.target);
         }
         apply(&mut run, a, &mut notes, false);
@@ -124,7 +126,7 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
     let full = field.path;
     let (g, skip) = group(run, full);
     let rel = &full[skip..];
-    let path = a.target.path();
+    let path = || a.target.path();
     match (a.target.stat, field.kind, figure) {
         (Some(key), _, fig) => {
             let v = fig.as_f64().expect("numeric");
@@ -132,7 +134,7 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
             if let Figure::Stat(st) = slot {
                 if let Some(old) = st.get(key) {
                     if old != v {
-                        notes.push(conflict(&path, old, v, a.line));
+                        notes.push(conflict(&path(), old, v, a.line));
                     }
                     return false;
                 }
@@ -143,7 +145,7 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
             let v = fig.as_f64().expect("numeric");
             let i = a.index.unwrap_or(0);
             if i >= MAX_LIST {
-                notes.push(Note { code: "value-unreadable".into(), message: format!("{path}[{i}]: an index this large is not a position; the row is kept, the figure is absent"), line: Some(a.line) });
+                notes.push(Note { code: "value-unreadable".into(), message: format!("{}[{i}]: an index this large is not a position; the row is kept, the figure is absent", path()), line: Some(a.line) });
                 return false;
             }
             let slot = g.slot(rel, full, || Figure::List(Vec::new()));
@@ -153,7 +155,7 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
                 }
                 if let Some(old) = list[i] {
                     if old != v {
-                        notes.push(conflict(&format!("{path}[{i}]"), old, v, a.line));
+                        notes.push(conflict(&format!("{}[{i}]", path()), old, v, a.line));
                     }
                     return false;
                 }
@@ -164,7 +166,7 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
             if let Some(old) = g.get(rel) {
                 if *old != fig && !from_context {
                     let (o, n) = (old.as_f64().unwrap_or(f64::NAN), fig.as_f64().unwrap_or(f64::NAN));
-                    notes.push(conflict(&path, o, n, a.line));
+                    notes.push(conflict(&path(), o, n, a.line));
                 }
                 return false;
             }

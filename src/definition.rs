@@ -9,7 +9,7 @@
 //! The built-in definitions are compiled into the binary (`build.rs`); `--parsers DIR` adds or
 //! overrides definitions at run time.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -916,7 +916,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         });
     }
 
-    let mut label_index: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut label_index: HashMap<String, Vec<usize>> = HashMap::default();
     let mut templated = Vec::new();
     for (i, spec) in rows.iter().enumerate() {
         for p in &spec.labels {

@@ -315,7 +315,7 @@ impl<'d> Scanner<'d> {
                 return;
             }
             let text = strip_prefix(&line.text, &open.prefix);
-            let trimmed = text.trim();
+            let trimmed = text.trim_ascii();
             if open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.end.as_ref()).is_some_and(|e| e.is_match(trimmed))) {
                 let number = line.number;
                 let mut done = self.open.take().expect("open");

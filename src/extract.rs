@@ -1,7 +1,7 @@
 //! Reading a block's rows: every row as printed, and for each row that a definition knows, the
 //! canonical figure it feeds and the value read from it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::definition::{Captured, RowSpec, Target};
 use crate::detect::{Block, section_name};
@@ -69,7 +69,7 @@ pub fn extract(block: &Block) -> Extracted {
     }
 
     let mut section: Option<String> = None;
-    let mut seen: HashMap<(Option<String>, String), usize> = HashMap::new();
+    let mut seen: HashMap<(Option<String>, String), usize> = HashMap::default();
     for (line, row) in block.body.iter().zip(rows) {
         let trimmed = line.text.trim();
         if trimmed.is_empty() {

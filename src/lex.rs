@@ -13,20 +13,23 @@ pub struct RowText<'a> {
 
 /// Split a line into label and value, when it has the shape of a row.
 pub fn split_row(line: &str) -> Option<RowText<'_>> {
-    let text = line.trim();
+    let text = line.trim_ascii();
     let bytes = text.as_bytes();
     let at = memchr::memchr_iter(b':', bytes).find(|&i| bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()))?;
     let label = &text[..=at];
     if !is_label(&label[..at]) {
         return None;
     }
-    Some(RowText { label, value: text[at + 1..].trim() })
+    Some(RowText { label, value: text[at + 1..].trim_ascii() })
 }
 
 /// A label is short and made of words: letters, digits, spaces and `()/%.,#-_+'&*<>=`.
 /// This keeps log lines (`INFO 08-28 22:41:28 [metrics.py:351] ...:`) and paths out.
 fn is_label(s: &str) -> bool {
-    let s = s.trim();
+    let s = s.trim_ascii();
+    if s.len() > 64 * 4 {
+        return false;
+    }
     let Some(first) = s.chars().next() else { return false };
     if !(first.is_alphabetic() || first == '#' || first == '(') {
         return false;
@@ -51,7 +54,7 @@ static LABEL_BYTE: [bool; 256] = {
 
 /// A label as compared with definitions: trimmed, inner white space folded to one space.
 pub fn normalize_label(label: &str) -> String {
-    let t = label.trim();
+    let t = label.trim_ascii();
     // Usually already normal: one space between words.
     if !t.as_bytes().windows(2).any(|w| w[0].is_ascii_whitespace() && w[1].is_ascii_whitespace()) && !t.bytes().any(|b| b == b'\t' || b >= 0x80) {
         return t.to_string();

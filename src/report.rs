@@ -319,12 +319,21 @@ impl Figures {
 
 /// Rank of a path in report order; a group ranks by its first member, unknown paths last.
 fn rank_in_report(path: &str) -> usize {
-    let exact = vocabulary::order(path);
-    if exact != usize::MAX {
-        return exact;
-    }
-    let prefix = format!("{path}.");
-    vocabulary::FIELDS.iter().position(|f| f.path.starts_with(&prefix)).unwrap_or(usize::MAX)
+    static RANKS: std::sync::OnceLock<rustc_hash::FxHashMap<String, usize>> = std::sync::OnceLock::new();
+    let ranks = RANKS.get_or_init(|| {
+        let mut m = rustc_hash::FxHashMap::default();
+        for (i, f) in vocabulary::FIELDS.iter().enumerate().rev() {
+            // Every path and every group above it, at the rank of its first member.
+            let mut p = f.path;
+            m.insert(p.to_string(), i);
+            while let Some((head, _)) = p.rsplit_once('.') {
+                m.insert(head.to_string(), i);
+                p = head;
+            }
+        }
+        m
+    });
+    ranks.get(path).copied().unwrap_or(usize::MAX)
 }
 
 impl Serialize for Figures {
