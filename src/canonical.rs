@@ -84,6 +84,11 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     if let Some(n) = &origin.definition.note {
         notes.push(Note { code: "parser-note".into(), message: n.clone(), line: origin.first_line });
     }
+    if run.reported.get("e2e_ms").is_none() && run.requests.is_none() {
+        if let Some(h) = &origin.definition.semantics.missing_e2e_hint {
+            notes.push(Note { code: "no-e2e".into(), message: h.clone(), line: origin.first_line });
+        }
+    }
     run.source.semantics = semantics(origin.definition, origin.variant, &run);
     if run.reported.get("itl_ms").is_some() {
         if let Some(per) = run.source.semantics.itl {

@@ -155,6 +155,8 @@ pub struct BlockSpec {
 
 #[derive(Debug, Clone, Default)]
 pub struct SemanticsSpec {
+    /// Said (as a note) on a run of this format that has no E2E latency: how to get one.
+    pub missing_e2e_hint: Option<String>,
     pub itl: Option<ItlPer>,
     pub itl_why: Option<String>,
     pub output_tokens: Option<TokenCount>,
@@ -600,6 +602,7 @@ fn default_strip() -> String {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawSemantics {
+    missing_e2e_hint: Option<String>,
     itl: Option<ItlWord>,
     itl_why: Option<String>,
     output_tokens: Option<TokenCount>,
@@ -937,6 +940,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         origin: origin.to_string(),
         block,
         semantics: SemanticsSpec {
+            missing_e2e_hint: raw.semantics.missing_e2e_hint,
             itl: raw.semantics.itl.map(Into::into),
             itl_why: raw.semantics.itl_why,
             output_tokens: raw.semantics.output_tokens,

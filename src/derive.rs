@@ -293,12 +293,7 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
     if i.successful.is_none() {
         lacking.push("successful requests");
     }
-    let hint = if i.e2e_mean.is_none() && run.source.tool.starts_with("vllm") {
-        " (vLLM prints E2E latency only with --percentile-metrics including e2el; its --save-result JSON always has it)"
-    } else {
-        ""
-    };
-    null(format!("no TPOT row, and {} to derive one{hint}; ITL is never used as TPOT", lacking.join(", ")))
+    null(format!("no TPOT row, and {} to derive one; ITL is never used as TPOT", lacking.join(", ")))
 }
 
 #[cfg(test)]
