@@ -66,11 +66,15 @@ pub struct Options<'a> {
     pub policy: Policy,
     /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
     pub reports_only: bool,
+    /// Read the blocks of a text input on a second thread while the first goes on scanning. For
+    /// a file: a run is then handed out a little after its block ends, which a live stream
+    /// (`tail -f | bench-normalize`) would notice, so stdin keeps this off.
+    pub pipelined: bool,
 }
 
 impl Default for Options<'static> {
     fn default() -> Self {
-        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false }
+        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false, pipelined: false }
     }
 }
 
@@ -130,6 +134,9 @@ fn looks_like_json(head: &[u8]) -> bool {
 }
 
 fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    if opts.pipelined {
+        return normalize_text_pipelined(reader, input, opts, sink);
+    }
     let mut scanner = Scanner::new(opts.definitions);
     let mut found = 0;
     let mut lines = input::LineReader::new(reader);
@@ -160,6 +167,84 @@ fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut
         return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
     }
     Ok(found)
+}
+
+/// [`normalize_text`] on two threads: this one scans and hands runs to the sink in order; a second
+/// one extracts, derives and validates each block (a bounded queue keeps memory bounded).
+fn normalize_text_pipelined<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    use std::sync::mpsc;
+    let mut scanner = Scanner::new(opts.definitions);
+    let mut lines = input::LineReader::new(reader);
+    let policy = opts.policy;
+    std::thread::scope(|scope| {
+        let (to_worker, blocks) = mpsc::sync_channel::<Block>(64);
+        let (to_main, runs) = mpsc::sync_channel::<Run>(64);
+        scope.spawn(move || {
+            for block in blocks {
+                if to_main.send(run_of_block(&block, input, &policy)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut sent = 0usize;
+        let mut found = 0usize;
+        let mut result = Ok(());
+        loop {
+            let more = match lines.next_raw() {
+                Some(Ok(raw)) => {
+                    if scanner.wants(raw.bytes) {
+                        scanner.push(raw.to_line());
+                    }
+                    true
+                }
+                Some(Err(source)) => {
+                    result = Err(Error::Io { input: input.to_string(), source });
+                    false
+                }
+                None => {
+                    scanner.finish();
+                    false
+                }
+            };
+            while let Some(block) = scanner.pop() {
+                sent += 1;
+                if to_worker.send(block).is_err() {
+                    break;
+                }
+            }
+            // Hand out what is ready, without waiting.
+            while let Ok(run) = runs.try_recv() {
+                found += 1;
+                if let Err(e) = sink.run(run) {
+                    result = Err(e);
+                }
+            }
+            if !more || result.is_err() {
+                break;
+            }
+        }
+        drop(to_worker);
+        if result.is_ok() {
+            while found < sent {
+                match runs.recv() {
+                    Ok(run) => {
+                        found += 1;
+                        if let Err(e) = sink.run(run) {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        drop(runs);
+        result?;
+        if found == 0 {
+            return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
+        }
+        Ok(found)
+    })
 }
 
 fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {

@@ -258,7 +258,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             }
         },
     };
-    let opts = Options { definitions, policy, reports_only };
+    let opts = Options { definitions, policy, reports_only, pipelined: false };
     let format = match (c.explain, c.format) {
         (true, _) => OutputFormat::Explain,
         (_, Fmt::Json) => OutputFormat::Json,
@@ -356,9 +356,13 @@ fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, t
             Err(source) => return Err(Error::Io { input: name, source }),
         }
     };
+    // A regular file is read to its end anyway: its blocks can be read on a second core. A pipe
+    // or a terminal streams, and each run goes out the moment its block ends.
+    let is_file = name != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let opts = Options { pipelined: is_file && tee.is_none(), ..*opts };
     match tee {
-        Some(w) => normalize(Tee { inner: reader, copy: w }, &name, opts, sink),
-        None => normalize(reader, &name, opts, sink),
+        Some(w) => normalize(Tee { inner: reader, copy: w }, &name, &opts, sink),
+        None => normalize(reader, &name, &opts, sink),
     }
 }
 
