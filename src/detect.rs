@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::definition::{Definition, Definitions, Evidence, Variant};
 use crate::input::Line;
-use crate::lex::{normalize_label, split_row};
+use crate::lex::{label_key, normalize_label, split_row};
 
 /// After this many lines in a row that are neither rows nor section headers, an unclosed block is
 /// taken to have been cut off.
@@ -326,14 +326,15 @@ impl<'d> Scanner<'d> {
             // A row counts as part of the block when a candidate knows its label; unknown rows are
             // kept, but a run of them (with other lines) after the last known row ends a block
             // that lost its closing line.
-            let is_row = split_row(text).is_some_and(|r| {
-                let label = normalize_label(r.label);
+            let row = split_row(text);
+            let is_row = row.is_some_and(|r| {
+                let label = label_key(r.label);
                 open.candidates.iter().any(|d| d.knows_label(&label))
             });
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
-                    let label = split_row(text).map(|r| normalize_label(r.label)).unwrap_or_default();
+                    let label = row.map(|r| label_key(r.label)).unwrap_or_default();
                     d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == label)
                 });
             if is_row || is_section {
@@ -343,7 +344,8 @@ impl<'d> Scanner<'d> {
                 open.noise_run += 1;
             }
             let number = line.number;
-            open.body.push(Line { number, text: text.to_string(), truncated: line.truncated });
+            let text = if open.prefix.is_empty() { line.text } else { text.to_string() };
+            open.body.push(Line { number, text, truncated: line.truncated });
             if ends_after {
                 let done = self.open.take().expect("open");
                 self.finish_block(done, BlockEnd::Closed(number));

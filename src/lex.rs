@@ -54,10 +54,14 @@ static LABEL_BYTE: [bool; 256] = {
 
 /// A label as compared with definitions: trimmed, inner white space folded to one space.
 pub fn normalize_label(label: &str) -> String {
+    label_key(label).into_owned()
+}
+
+/// [`normalize_label`] without a copy when the label is already normal (the usual case).
+pub fn label_key(label: &str) -> std::borrow::Cow<'_, str> {
     let t = label.trim_ascii();
-    // Usually already normal: one space between words.
     if !t.as_bytes().windows(2).any(|w| w[0].is_ascii_whitespace() && w[1].is_ascii_whitespace()) && !t.bytes().any(|b| b == b'\t' || b >= 0x80) {
-        return t.to_string();
+        return std::borrow::Cow::Borrowed(t);
     }
     let mut out = String::with_capacity(label.len());
     for word in label.split_whitespace() {
@@ -66,7 +70,7 @@ pub fn normalize_label(label: &str) -> String {
         }
         out.push_str(word);
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]
