@@ -134,11 +134,25 @@ fn looks_like_json(head: &[u8]) -> bool {
 }
 
 fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    if opts.pipelined {
-        return normalize_text_pipelined(reader, input, opts, sink);
-    }
     let mut scanner = Scanner::new(opts.definitions);
-    let mut found = 0;
+    let found = if opts.pipelined {
+        normalize_text_pipelined(reader, input, opts, &mut scanner, sink)?
+    } else {
+        let mut found = 0;
+        scan(reader, input, &mut scanner, &mut |block| {
+            found += 1;
+            sink.run(run_of_block(&block, input, &opts.policy))
+        })?;
+        found
+    };
+    if found == 0 {
+        return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
+    }
+    Ok(found)
+}
+
+/// Feed every line to the scanner and every completed block, in order, to `on_block`.
+fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_block: &mut dyn FnMut(Block<'d>) -> Result<(), Error>) -> Result<(), Error> {
     let mut lines = input::LineReader::new(reader);
     loop {
         let more = match lines.next_raw() {
@@ -156,28 +170,21 @@ fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut
             }
         };
         while let Some(block) = scanner.pop() {
-            found += 1;
-            sink.run(run_of_block(&block, input, &opts.policy))?;
+            on_block(block)?;
         }
         if !more {
-            break;
+            return Ok(());
         }
     }
-    if found == 0 {
-        return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
-    }
-    Ok(found)
 }
 
-/// [`normalize_text`] on two threads: this one scans and hands runs to the sink in order; a second
-/// one extracts, derives and validates each block (a bounded queue keeps memory bounded).
-fn normalize_text_pipelined<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+/// [`scan`] on this thread, which also hands runs to the sink in order; a second thread extracts,
+/// derives and validates each block (bounded queues keep memory bounded). Returns the runs found.
+fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Options, scanner: &mut Scanner<'d>, sink: &mut dyn Sink) -> Result<usize, Error> {
     use std::sync::mpsc;
-    let mut scanner = Scanner::new(opts.definitions);
-    let mut lines = input::LineReader::new(reader);
     let policy = opts.policy;
     std::thread::scope(|scope| {
-        let (to_worker, blocks) = mpsc::sync_channel::<Block>(64);
+        let (to_worker, blocks) = mpsc::sync_channel::<Block<'d>>(64);
         let (to_main, runs) = mpsc::sync_channel::<Run>(64);
         scope.spawn(move || {
             for block in blocks {
@@ -186,62 +193,24 @@ fn normalize_text_pipelined<R: BufRead>(reader: R, input: &str, opts: &Options, 
                 }
             }
         });
-        let mut sent = 0usize;
-        let mut found = 0usize;
-        let mut result = Ok(());
-        loop {
-            let more = match lines.next_raw() {
-                Some(Ok(raw)) => {
-                    if scanner.wants(raw.bytes) {
-                        scanner.push(raw.to_line());
-                    }
-                    true
-                }
-                Some(Err(source)) => {
-                    result = Err(Error::Io { input: input.to_string(), source });
-                    false
-                }
-                None => {
-                    scanner.finish();
-                    false
-                }
-            };
-            while let Some(block) = scanner.pop() {
-                sent += 1;
-                if to_worker.send(block).is_err() {
-                    break;
-                }
-            }
+        let (mut sent, mut found) = (0usize, 0usize);
+        let scanned = scan(reader, input, scanner, &mut |block| {
+            sent += 1;
+            // A closed queue means the worker stopped; the runs it sent are still drained below.
+            let _ = to_worker.send(block);
             // Hand out what is ready, without waiting.
             while let Ok(run) = runs.try_recv() {
                 found += 1;
-                if let Err(e) = sink.run(run) {
-                    result = Err(e);
-                }
+                sink.run(run)?;
             }
-            if !more || result.is_err() {
-                break;
-            }
-        }
+            Ok(())
+        });
         drop(to_worker);
-        if result.is_ok() {
-            while found < sent {
-                match runs.recv() {
-                    Ok(run) => {
-                        found += 1;
-                        if let Err(e) = sink.run(run) {
-                            result = Err(e);
-                            break;
-                        }
-                    }
-                    Err(_) => break,
-                }
-            }
-        }
-        drop(runs);
-        result?;
-        if found == 0 {
-            return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
+        scanned?;
+        while found < sent {
+            let Ok(run) = runs.recv() else { break };
+            found += 1;
+            sink.run(run)?;
         }
         Ok(found)
     })

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests: the project's own samples, never ../shared.
+//! Helpers shared by the integration tests: the project's own samples only (the corpus outside the repository is never read).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
