@@ -202,3 +202,38 @@ fn a_100k_request_detailed_file_is_read_with_exact_per_request_tpot() {
     let got = d.tpot_ms.mean.unwrap();
     assert!((got - want).abs() / want < 1e-5, "{got} vs {want}");
 }
+
+#[test]
+fn append_result_files_and_mixed_version_jsonl_are_one_run_per_object() {
+    // vLLM --append-result: objects separated by "\n", no final newline.
+    let one = std::fs::read_to_string(common::samples_dir().join("captured/vllm-s1.result.json")).unwrap();
+    let two = format!("{}\n{}", one.trim_end(), one.trim_end());
+    let runs = normalize_str(&two, "appended.json").unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0].source.first_line, runs[1].source.first_line), (Some(1), Some(2)));
+    // SGLang: lines of different versions (and key sets) appended to one file.
+    let old = std::fs::read_to_string(common::samples_dir().join("versions/sglang0.4.3.post4-oai-s2.result.jsonl")).unwrap();
+    let new = std::fs::read_to_string(common::samples_dir().join("captured/sglang-oai-s2.result.jsonl")).unwrap();
+    let mixed = format!("{}\n{}\n", old.trim_end(), new.trim_end());
+    let runs = normalize_str(&mixed, "mixed.jsonl").unwrap();
+    let variants: Vec<Option<&str>> = runs.iter().map(|r| r.source.variant.as_deref()).collect();
+    assert_eq!(variants, [Some("0.4.3.post3-0.5.3"), Some("0.5.14+")]);
+}
+
+#[test]
+fn old_key_spellings_are_read() {
+    // vLLM 0.8.0-0.9.1 wrote "request_goodput:" with a colon.
+    let text = r#"{"backend": "vllm", "request_rate": "inf", "burstiness": 1.0, "max_concurrency": 4, "duration": 26.7, "completed": 16, "total_input_tokens": 16384, "total_output_tokens": 8192, "request_throughput": 0.6, "request_goodput:": 0.5, "output_throughput": 306.8, "mean_ttft_ms": 140.0, "mean_tpot_ms": 12.8, "mean_itl_ms": 125.8}"#;
+    let run = normalize_str(text, "r.json").unwrap().remove(0);
+    assert_eq!(run.source.variant.as_deref(), Some("0.8.0-0.9.1"));
+    assert_eq!(run.reported.number("request_goodput_per_s"), Some(0.5));
+    // SGLang 0.1.24-0.2.11: latencies in ms without the `_ms` suffix, `benchmark_duration`.
+    let text = r#"{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "total_input": 16384, "total_output": 8192, "total_output_retokenized": 8190, "mean_e2e_latency": 6682.2, "median_e2e_latency": 6682.0, "median_ttft": 140.1, "median_itl": 12.8, "output_token_throughput": 306.3, "benchmark_duration": 26.74}"#;
+    let run = normalize_str(text, "old.jsonl").unwrap().remove(0);
+    assert_eq!(run.source.variant.as_deref(), Some("0.1.24-0.2.11"));
+    assert_eq!(run.totals.number("duration_s"), Some(26.74));
+    assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(6682.2));
+    assert_eq!(run.totals.number("output_tokens_retokenized"), Some(8190.0));
+    // This version counts the requested length: said, the retokenized total confirming it.
+    assert_eq!(run.source.semantics.output_tokens, Some(bench_normalize::report::TokenCount::Requested));
+}
