@@ -128,10 +128,6 @@ impl RequestsSpec {
         }
         v
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.kinds().is_empty()
-    }
 }
 
 /// How a text block is found and divided.
@@ -288,11 +284,6 @@ impl LabelPattern {
         Ok(LabelPattern { prefix: t[..open].to_string(), hole: Some(hole), suffix })
     }
 
-    /// Match a JSON key: like a label, but `{stat}` is lower-case there (`p99.9_ttft_ms`).
-    pub fn matches_raw(&self, key: &str) -> Option<Captured> {
-        self.matches(key)
-    }
-
     /// The text before the placeholder (the whole text when there is none).
     pub fn prefix(&self) -> &str {
         &self.prefix
@@ -408,10 +399,6 @@ impl Definition {
         self.context.iter().find_map(|s| s.matches_label(label).map(|c| (s, c)))
     }
 
-    pub fn variant(&self, id: &str) -> Option<&Variant> {
-        self.variants.iter().find(|v| v.id == id)
-    }
-
     /// Where rows, section headers and closing lines start in a line that holds several of them
     /// (a block pasted on one line): byte offsets.
     pub fn row_starts(&self, text: &str) -> Vec<usize> {
@@ -429,7 +416,7 @@ impl Definition {
 
     /// The spec of a JSON key (a dotted path).
     pub fn key_spec(&self, key: &str) -> Option<(&RowSpec, Captured)> {
-        self.specs_for(key).find_map(|spec| spec.labels.iter().find_map(|p| p.matches_raw(key)).map(|c| (spec, c)))
+        self.specs_for(key).find_map(|spec| spec.labels.iter().find_map(|p| p.matches(key)).map(|c| (spec, c)))
     }
 
     pub fn is_json(&self) -> bool {
@@ -474,10 +461,6 @@ impl Definitions {
             }
         }
         Ok(Definitions { list })
-    }
-
-    pub fn from_list(list: Vec<Definition>) -> Definitions {
-        Definitions { list }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Definition> {

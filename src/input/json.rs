@@ -133,11 +133,6 @@ impl<'a> Documents<'a> {
         self.line += self.text[self.pos..skip_to].iter().filter(|b| **b == b'\n').count();
         self.pos = skip_to;
     }
-
-    /// Line number of a byte offset at or after the current position.
-    pub fn line_of(&self, span: &Span, offset: usize) -> usize {
-        span.line + self.text[span.start..offset.min(self.text.len())].iter().filter(|b| **b == b'\n').count()
-    }
 }
 
 impl Iterator for Documents<'_> {

@@ -49,17 +49,11 @@ pub struct LineReader<R> {
     done: bool,
     /// Bytes of the reader's buffer handed out by the last call, consumed at the next.
     lent: usize,
-    bytes_read: u64,
 }
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R) -> Self {
-        LineReader { inner, number: 1, buf: Vec::with_capacity(256), truncated: false, after_cr: false, done: false, lent: 0, bytes_read: 0 }
-    }
-
-    /// Bytes consumed so far.
-    pub fn bytes_read(&self) -> u64 {
-        self.bytes_read
+        LineReader { inner, number: 1, buf: Vec::with_capacity(256), truncated: false, after_cr: false, done: false, lent: 0 }
     }
 
     /// The next line, as raw bytes.
@@ -94,7 +88,6 @@ impl<R: BufRead> LineReader<R> {
                 self.after_cr = false;
                 if chunk[0] == b'\n' {
                     self.inner.consume(1);
-                    self.bytes_read += 1;
                     self.number += 1;
                     continue;
                 }
@@ -108,7 +101,6 @@ impl<R: BufRead> LineReader<R> {
                     } else {
                         self.after_cr = true;
                     }
-                    self.bytes_read += i as u64 + 1;
                     if self.buf.is_empty() && !self.truncated && i <= MAX_LINE {
                         // The whole line is in the buffer: lend it.
                         self.lent = i + 1;
@@ -128,7 +120,6 @@ impl<R: BufRead> LineReader<R> {
                     self.buf.extend_from_slice(&chunk[..len.min(room)]);
                     self.truncated |= len > room;
                     self.inner.consume(len);
-                    self.bytes_read += len as u64;
                 }
             }
         }
