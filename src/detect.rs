@@ -442,7 +442,7 @@ impl<'d> Scanner<'d> {
         self.release();
         let Some(block) = self.classify_block(open, end) else { return };
         let trailer = match (block.end, block.variant) {
-            (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.iter().any(|x| *x == v.id)),
+            (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.contains(&v.id)),
             _ => None,
         };
         match trailer {

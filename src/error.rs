@@ -139,29 +139,6 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_and_column_of_offsets() {
-        let t = "ab\ncd\n";
-        assert_eq!(line_col(t, 0), (1, 1));
-        assert_eq!(line_col(t, 4), (2, 2));
-        assert_eq!(line_col(t, 99), (3, 1));
-    }
-
-    #[test]
-    fn messages_quote_the_line() {
-        let e = Error::Parse {
-            at: Location { input: "run.log".into(), line: 7, column: Some(3), text: Some("{\"a\": ".into()) },
-            message: "truncated JSON".into(),
-        };
-        assert_eq!(e.to_string(), "run.log:7:3: truncated JSON\n    | {\"a\": ");
-        assert_eq!(e.exit_code(), ExitCode::NoResult);
-    }
-}
-
 /// The error as a person reads it: one line, and for an error in an input line, that line with
 /// the column marked (annotate-snippets).
 pub fn render_human(e: &Error, styled: bool) -> String {
@@ -183,4 +160,27 @@ pub fn render_human(e: &Error, styled: bool) -> String {
         }
     }
     format!("bench-normalize: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_of_offsets() {
+        let t = "ab\ncd\n";
+        assert_eq!(line_col(t, 0), (1, 1));
+        assert_eq!(line_col(t, 4), (2, 2));
+        assert_eq!(line_col(t, 99), (3, 1));
+    }
+
+    #[test]
+    fn messages_quote_the_line() {
+        let e = Error::Parse {
+            at: Location { input: "run.log".into(), line: 7, column: Some(3), text: Some("{\"a\": ".into()) },
+            message: "truncated JSON".into(),
+        };
+        assert_eq!(e.to_string(), "run.log:7:3: truncated JSON\n    | {\"a\": ");
+        assert_eq!(e.exit_code(), ExitCode::NoResult);
+    }
 }

@@ -173,7 +173,8 @@ fn color_on(terminal: bool) -> bool {
 
 fn print_schema() -> ExitCode {
     let schema = bench_normalize::schema::report_schema();
-    match serde_json::to_writer_pretty(io::stdout().lock(), &schema).and_then(|_| Ok(println!())) {
+    let mut out = io::stdout().lock();
+    match serde_json::to_writer_pretty(&mut out, &schema).map_err(io::Error::from).and_then(|_| writeln!(out)) {
         Ok(()) => ExitCode::Ok,
         Err(_) => ExitCode::Io,
     }
