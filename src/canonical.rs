@@ -99,17 +99,6 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     run
 }
 
-fn group<'r>(run: &'r mut Run, path: &str) -> (&'r mut Figures, usize) {
-    let (g, len) = if path.starts_with("workload.") {
-        (&mut run.workload, "workload.".len())
-    } else if path.starts_with("totals.") {
-        (&mut run.totals, "totals.".len())
-    } else {
-        (&mut run.reported, "reported.".len())
-    };
-    (g, len)
-}
-
 /// Longest list figure (draft positions): an index past it is not believed.
 const MAX_LIST: usize = 1024;
 
@@ -129,8 +118,7 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
         Read::Absent(_) | Read::Unreadable(_) => return false,
     };
     let full = field.path;
-    let (g, skip) = group(run, full);
-    let rel = &full[skip..];
+    let (g, rel) = run.group_mut(full);
     let path = || a.target.path();
     match (a.target.stat, field.kind, figure) {
         (Some(key), _, fig) => {
@@ -191,8 +179,7 @@ fn scaled(x: f64, factor: f64) -> f64 {
 
 fn clear(run: &mut Run, t: &Target) {
     let full = t.field.path;
-    let (g, skip) = group(run, full);
-    let rel = &full[skip..];
+    let (g, rel) = run.group_mut(full);
     match t.stat {
         Some(_) => {} // stats from a preamble do not occur
         None => {
@@ -213,13 +200,7 @@ fn conflict(path: &str, old: f64, new: f64, line: usize) -> Note {
 
 fn swap(run: &mut Run, a: &Target, b: &Target, notes: &mut Vec<Note>) {
     let get = |run: &Run, t: &Target| -> Option<f64> {
-        let g = match t.field.path.split('.').next() {
-            Some("workload") => &run.workload,
-            Some("totals") => &run.totals,
-            _ => &run.reported,
-        };
-        let rel = t.field.path.split_once('.').map_or("", |x| x.1);
-        match (g.get(rel)?, t.stat) {
+        match (run.figure(t.field.path)?, t.stat) {
             (Figure::Stat(s), Some(k)) => s.get(k),
             (f, None) => f.as_f64(),
             _ => None,
@@ -228,8 +209,7 @@ fn swap(run: &mut Run, a: &Target, b: &Target, notes: &mut Vec<Note>) {
     let (Some(va), Some(vb)) = (get(run, a), get(run, b)) else { return };
     let mut set = |t: &Target, v: f64| {
         let full = t.field.path;
-        let (g, skip) = group(run, full);
-        let rel = &full[skip..];
+        let (g, rel) = run.group_mut(full);
         match (g.slot(rel, full, || Figure::Stat(Stat::default())), t.stat) {
             (Figure::Stat(s), Some(k)) => {
                 s.set(k, v);
@@ -273,14 +253,7 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
     for rule in &base.itl_rules {
         let backend_ok = rule.backends.is_empty() || backend.is_some_and(|b| rule.backends.iter().any(|x| x == b));
         let variant_ok = rule.variants.is_empty() || variant_id.is_some_and(|v| rule.variants.iter().any(|x| x == v));
-        let present_ok = rule.when_present.is_none_or(|p| {
-            let rel = p.split_once('.').map_or(p, |x| x.1);
-            match p.split('.').next() {
-                Some("workload") => run.workload.get(rel).is_some(),
-                Some("totals") => run.totals.get(rel).is_some(),
-                _ => run.reported.get(rel).is_some(),
-            }
-        });
+        let present_ok = rule.when_present.is_none_or(|p| run.figure(p).is_some());
         if backend_ok && variant_ok && present_ok {
             s.itl = Some(rule.itl);
             s.itl_why = Some(rule.itl_why.clone());

@@ -57,6 +57,36 @@ pub struct Run {
     pub requests: Option<Box<Requests>>,
 }
 
+impl Run {
+    /// The group a canonical path lives in and the path inside it:
+    /// `totals.duration_s` is `duration_s` in `totals`.
+    pub fn group<'p>(&self, path: &'p str) -> (&Figures, &'p str) {
+        let (head, rel) = path.split_once('.').unwrap_or(("reported", path));
+        let g = match head {
+            "workload" => &self.workload,
+            "totals" => &self.totals,
+            _ => &self.reported,
+        };
+        (g, rel)
+    }
+
+    pub fn group_mut<'p>(&mut self, path: &'p str) -> (&mut Figures, &'p str) {
+        let (head, rel) = path.split_once('.').unwrap_or(("reported", path));
+        let g = match head {
+            "workload" => &mut self.workload,
+            "totals" => &mut self.totals,
+            _ => &mut self.reported,
+        };
+        (g, rel)
+    }
+
+    /// The figure at a full canonical path (`reported.ttft_ms`).
+    pub fn figure(&self, path: &str) -> Option<&Figure> {
+        let (g, rel) = self.group(path);
+        g.get(rel)
+    }
+}
+
 /// Per-request arrays of a result file, in ms (one entry per request, failed ones included).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Requests {
