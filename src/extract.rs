@@ -138,20 +138,24 @@ fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str
     if let Some(r) = remark {
         out.notes.push(Note { code: "value-cleaned".into(), message: format!("{path}: {r}"), line: Some(line) });
     }
-    match &read {
-        Read::Unreadable(why) => {
-            out.notes.push(Note { code: "value-unreadable".into(), message: format!("{path}: {why}; the row is kept, the figure is absent"), line: Some(line) });
-        }
-        Read::Absent(why) if *why != "not set" => {
-            out.notes.push(Note { code: "value-absent".into(), message: format!("{path}: printed '{text}' ({why}): absent, not zero"), line: Some(line) });
-        }
-        _ => {}
-    }
+    out.notes.extend(unread_note(&path, text, &read, line));
     if let (Some(total), Some(b)) = (&spec.total, value::ratio_total(text)) {
         out.assignments.push(Assignment { target: total.clone(), index: None, value: Read::Count(b), line, from_context, unit: None });
     }
     out.assignments.push(Assignment { target, index: captured.index, value: read, line, from_context, unit: spec.unit });
     Some(path)
+}
+
+/// The note for a value that is there but gives no figure (not for one that is simply not set,
+/// nor for a zero the format uses for "does not apply").
+fn unread_note(path: &str, printed: &str, read: &Read, line: usize) -> Option<Note> {
+    let message = match read {
+        Read::Unreadable(why) => format!("{path}: {why}; the row is kept, the figure is absent"),
+        Read::Absent(why) if !matches!(*why, "not set" | "zero: does not apply") => format!("{path}: printed '{printed}' ({why}): absent, not zero"),
+        _ => return None,
+    };
+    let code = if matches!(read, Read::Unreadable(_)) { "value-unreadable" } else { "value-absent" };
+    Some(Note { code: code.into(), message, line: Some(line) })
 }
 
 fn shorten(s: &str) -> String {
@@ -238,17 +242,7 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
                     };
                     match &read {
                         Read::Unreadable(why) if def.strict_types => return Err(shape_error(&where_, why.clone())),
-                        Read::Unreadable(why) => out.notes.push(Note {
-                            code: "value-unreadable".into(),
-                            message: format!("{where_}: {why}; the key is kept as a row, the figure is absent"),
-                            line: Some(doc.line),
-                        }),
-                        Read::Absent(why) if !matches!(value, Value::Null) && !matches!(*why, "not set" | "zero: does not apply") => out.notes.push(Note {
-                            code: "value-absent".into(),
-                            message: format!("{where_}: {} ({why}): absent, not zero", compact(value)),
-                            line: Some(doc.line),
-                        }),
-                        _ => {}
+                        _ => out.notes.extend(unread_note(&where_, &compact(value), &read, doc.line)),
                     }
                     out.assignments.push(Assignment { target: target.clone(), index, value: read, line: doc.line, from_context: false, unit: spec.unit });
                 }
