@@ -2,7 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process;
 
 use bench_normalize::emit::{self, OutputFormat};
@@ -180,20 +180,22 @@ fn print_schema() -> ExitCode {
     }
 }
 
+/// The built-in definitions, or those of `--parsers DIR` over them (loaded once, kept for the
+/// life of the process).
+fn load_definitions(dir: Option<&Path>) -> Result<&'static Definitions, Error> {
+    match dir {
+        None => Ok(Definitions::builtin()),
+        Some(d) => Definitions::with_dir(d).map(|defs| &*Box::leak(Box::new(defs))),
+    }
+}
+
 fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
-    let loaded;
-    let defs = match &dir {
-        None => Definitions::builtin(),
-        Some(d) => match Definitions::with_dir(d) {
-            Ok(x) => {
-                loaded = x;
-                &loaded
-            }
-            Err(e) => {
-                report_error(ErrorFormat::Human, &e);
-                return e.exit_code();
-            }
-        },
+    let defs = match load_definitions(dir.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            report_error(ErrorFormat::Human, &e);
+            return e.exit_code();
+        }
     };
     let listing = bench_normalize::definition::listing(defs);
     let mut out = io::stdout().lock();
@@ -245,19 +247,12 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             token_count: c.token_count_tolerance,
         },
     };
-    let loaded;
-    let definitions = match &c.parsers {
-        None => Definitions::builtin(),
-        Some(dir) => match Definitions::with_dir(dir) {
-            Ok(d) => {
-                loaded = d;
-                &loaded
-            }
-            Err(e) => {
-                report_error(c.error_format, &e);
-                return e.exit_code();
-            }
-        },
+    let definitions = match load_definitions(c.parsers.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
     };
     let opts = Options { definitions, policy, reports_only, pipelined: false };
     let format = match (c.explain, c.format) {
