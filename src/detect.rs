@@ -150,8 +150,7 @@ impl<'d> Scanner<'d> {
         let hit = self.banner_hits(&line.text);
         let text = &line.text;
         let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| c[0].block.as_ref().and_then(|b| b.banner.find_at(text, *at)).is_some_and(|m| !text[m.end()..].trim().is_empty()));
-        let t = text.trim();
-        let closing_with_rest = t.starts_with("==========") && !t.trim_start_matches('=').trim().is_empty() && !t.ends_with("===");
+        let closing_with_rest = self.split_closing_rule(text).is_some();
         let long_in_block = self.open.is_some() && text.len() > 80;
         if !banner_with_rest && !closing_with_rest && !long_in_block && !text.contains("\\n") {
             self.push_one(line, hit);
@@ -271,20 +270,29 @@ impl<'d> Scanner<'d> {
                 }
             }
         }
-        // A closing line with text after it (`=====..."}` in an escaped log, `===== (pasted)`).
         out.into_iter()
-            .flat_map(|p| {
-                let t = p.text.trim_start();
-                let eq = t.len() - t.trim_start_matches('=').len();
-                // (Not a banner, which has `=` on both sides of its title.)
-                if eq >= 10 && !t[eq..].trim().is_empty() && !t.trim_end().ends_with("===") {
-                    let rest = t[eq..].trim().to_string();
-                    vec![Line { number: p.number, text: t[..eq].to_string(), truncated: p.truncated }, Line { number: p.number, text: rest, truncated: p.truncated }]
-                } else {
-                    vec![p]
-                }
+            .flat_map(|p| match self.split_closing_rule(&p.text) {
+                Some((rule, rest)) => vec![Line { number: p.number, text: rule.to_string(), truncated: p.truncated }, Line { number: p.number, text: rest.to_string(), truncated: p.truncated }],
+                None => vec![p],
             })
             .collect()
+    }
+
+    /// A closing line with text glued after it (`=====..."}` in an escaped log, `===== (pasted)`):
+    /// the rule and the text, when the rule alone is some definition's block `end`. A rule is a run
+    /// of ten or more of one character; a banner, which has the run's character on both sides of
+    /// its title, is not one.
+    fn split_closing_rule<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
+        let t = text.trim();
+        let c = t.chars().next().filter(|c| !c.is_alphanumeric())?;
+        let after = t.trim_start_matches(c);
+        let (rule, rest) = (&t[..t.len() - after.len()], after.trim());
+        let banner_like = rest.chars().rev().take(3).filter(|x| *x == c).count() == 3;
+        if rule.chars().count() < 10 || rest.is_empty() || banner_like {
+            return None;
+        }
+        let closes = self.text_defs.iter().filter_map(|d| d.block.as_ref()?.end.as_ref()).any(|end| end.is_match(rule));
+        closes.then_some((rule, rest))
     }
 
     fn push_one(&mut self, line: Line, banner_hits: Option<(Vec<&'d Definition>, usize)>) {
