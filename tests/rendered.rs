@@ -64,11 +64,13 @@ fn derived_tpot_matches_the_simulated_truth() {
         assert_eq!(got.len(), truths.len(), "{file}");
         for (run, truth) in got.iter().zip(truths) {
             let tpot = run.derived.tpot_ms.mean.unwrap_or_else(|| panic!("{file}: {:?}", run.derived.tpot_ms.reason));
-            // A diffusion canvas streams 32 tokens in its first chunk: `n - 1` then counts tokens
-            // that arrived with the first chunk as decoded, and the tools' TPOT (like ours) reads
-            // low. That is the documented first-chunk limit; compare with the tool's own figure.
-            let want = if file.contains("diffusion") { e["tool_tpot_ms"].as_f64().unwrap() } else { truth };
-            assert!((tpot - want).abs() / want < 0.02, "{file}: derived {tpot} vs {want}");
+            // A TPOT the tool printed is its own figure (to 2 decimals), which can stand apart from
+            // the truth: a diffusion canvas streams 32 tokens in its first chunk, so `n - 1` counts
+            // tokens that came with it as decoded and reads low (the documented first-chunk limit);
+            // an ASR run's latency ends at the usage-only chunk.
+            let printed = run.derived.tpot_ms.method == Some(TpotMethod::ToolTpot);
+            let want = if printed { e["tool_tpot_ms"].as_f64().unwrap() } else { truth };
+            assert!(common::is_truth(tpot, want, printed), "{file}: derived {tpot} vs {want}");
             checked += 1;
         }
     }
