@@ -345,6 +345,16 @@ pub struct RowSpec {
 }
 
 impl RowSpec {
+    /// The figure a row matched by this spec feeds: its target, with the stat the label named
+    /// (`P99 TTFT (ms):` feeds `reported.ttft_ms` at p99). None for a row kept as printed only.
+    pub fn target_for(&self, captured: &Captured) -> Option<Target> {
+        let mut target = self.target.clone()?;
+        if target.stat.is_none() {
+            target.stat = captured.stat;
+        }
+        Some(target)
+    }
+
     /// Does this spec read a row with this (normalized) label?
     pub fn matches_label(&self, label: &str) -> Option<Captured> {
         self.labels.iter().find_map(|p| p.matches(label))

@@ -117,11 +117,7 @@ pub fn extract(block: &Block) -> Extracted {
 
 /// Read a row's value into an assignment; returns the figure path the row fed.
 fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str, line: usize, from_context: bool) -> Option<String> {
-    let target = spec.target.as_ref()?;
-    let mut target = target.clone();
-    if target.stat.is_none() {
-        target.stat = captured.stat;
-    }
+    let target = spec.target_for(&captured)?;
     let kind = match target.stat {
         Some(_) => crate::vocabulary::Kind::Number,
         None if target.field.kind == crate::vocabulary::Kind::List => crate::vocabulary::Kind::Number,
@@ -217,38 +213,15 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
     }
 
     for (path, value) in &entries {
-        let matched = def.key_spec(path);
-        let mut field = None;
-        if let Some((spec, captured)) = matched {
-            if let Some(target) = &spec.target {
-                let mut target = target.clone();
-                if target.stat.is_none() {
-                    target.stat = captured.stat;
-                }
-                let kind = if target.stat.is_some() { Kind::Number } else { target.field.kind };
-                let reads: Vec<(Option<usize>, Read)> = match (value, kind) {
-                    (Value::Array(items), Kind::List) => items.iter().enumerate().map(|(i, v)| (Some(i), json_read(v, Kind::Number, def.strict_types))).collect(),
-                    (v, k) => vec![(None, json_read(v, k, def.strict_types))],
-                };
-                for (index, read) in reads {
-                    let read = match read {
-                        Read::Number(n) if n == 0.0 && spec.zero_is_absent => Read::Absent("zero: does not apply"),
-                        Read::Count(0) if spec.zero_is_absent => Read::Absent("zero: does not apply"),
-                        r => r,
-                    };
-                    let where_ = match index {
-                        Some(i) => format!("{path}[{i}]"),
-                        None => path.clone(),
-                    };
-                    match &read {
-                        Read::Unreadable(why) if def.strict_types => return Err(shape_error(&where_, why.clone())),
-                        _ => out.notes.extend(unread_note(&where_, &compact(value), &read, doc.line)),
-                    }
-                    out.assignments.push(Assignment { target: target.clone(), index, value: read, line: doc.line, from_context: false, unit: spec.unit });
-                }
-                field = Some(target.path());
+        let target = def.key_spec(path).and_then(|(spec, captured)| Some((spec, spec.target_for(&captured)?)));
+        let field = match target {
+            Some((spec, target)) => {
+                let fed = target.path();
+                read_key(&mut out, spec, target, path, value, def, doc.line).map_err(|(at, why)| shape_error(&at, why))?;
+                Some(fed)
             }
-        }
+            None => None,
+        };
         out.rows.push(Row { section: None, label: path.clone(), value: (!value.is_null()).then(|| compact(value)), line: doc.line, field, scope: None });
     }
     for (key, array) in &doc.arrays {
@@ -256,6 +229,34 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
     }
     out.requests = requests_of(doc, def, input)?;
     Ok(out)
+}
+
+/// Read a key's value (a list key: each of its items) into assignments, with a note for what
+/// gives no figure. A mistyped value, in a format that types its keys strictly, is an error: its
+/// path and what is wrong.
+fn read_key(out: &mut Extracted, spec: &RowSpec, target: Target, key: &str, value: &Value, def: &Definition, line: usize) -> Result<(), (String, String)> {
+    let kind = if target.stat.is_some() { Kind::Number } else { target.field.kind };
+    let reads: Vec<(Option<usize>, Read)> = match (value, kind) {
+        (Value::Array(items), Kind::List) => items.iter().enumerate().map(|(i, v)| (Some(i), json_read(v, Kind::Number, def.strict_types))).collect(),
+        (v, k) => vec![(None, json_read(v, k, def.strict_types))],
+    };
+    for (index, read) in reads {
+        let read = match read {
+            Read::Number(n) if n == 0.0 && spec.zero_is_absent => Read::Absent("zero: does not apply"),
+            Read::Count(0) if spec.zero_is_absent => Read::Absent("zero: does not apply"),
+            r => r,
+        };
+        let where_ = match index {
+            Some(i) => format!("{key}[{i}]"),
+            None => key.to_string(),
+        };
+        match &read {
+            Read::Unreadable(why) if def.strict_types => return Err((where_, why.clone())),
+            _ => out.notes.extend(unread_note(&where_, &compact(value), &read, line)),
+        }
+        out.assignments.push(Assignment { target: target.clone(), index, value: read, line, from_context: false, unit: spec.unit });
+    }
+    Ok(())
 }
 
 /// A JSON value as text for a row (strings without quotes).
