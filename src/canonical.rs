@@ -73,7 +73,7 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
         if let Some(n) = &v.note {
             notes.push(Note { code: format!("variant-{}", v.id), message: n.clone(), line: origin.first_line });
         }
-    } else if origin.format == Format::Stdout {
+    } else if origin.format.is_text() {
         notes.push(Note {
             code: "variant-unknown".into(),
             message: format!("the block matched no known variant of {}; rows were read by label", origin.definition.tool),

@@ -147,6 +147,49 @@ pub struct BlockSpec {
     pub section_strip: String,
     /// Lines inside a block that are known noise (log lines of other processes).
     pub noise: Vec<Regex>,
+    /// The block is one or more tables of several columns (console tables, CSV exports).
+    pub table: Option<TableSpec>,
+}
+
+/// A block made of tables: how a line is cut into cells, and what a row is.
+///
+/// The engine turns every cell into a row `label: value` before anything else reads the block,
+/// so the `[[row]]` specs of a table format are written like those of any other format: with
+/// `rows = "metrics"`, the cell of row `Inter Token Latency (ms)` under the column `avg` is the
+/// row `Inter Token Latency (ms) (avg):`; with `rows = "runs"`, each table row is a run of its
+/// own and its cells are the rows `<column header>:` (the header lines joined by spaces).
+#[derive(Debug, Clone)]
+pub struct TableSpec {
+    pub cells: CellStyle,
+    pub rows: RowsAre,
+    /// Header lines at the top of each table (CSV); `None`: the lines before a rule.
+    pub header_rows: Option<usize>,
+    /// Columns that hold a row's single value (`Value`): read as the row label alone.
+    pub value_columns: Vec<String>,
+    /// Lines that are not part of a table after which the block is over.
+    pub max_noise: usize,
+}
+
+/// How a table line is cut into cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellStyle {
+    /// Cells between `|`, `│`, `┃` or `║`; rules are made of box-drawing characters or `-=+:|`.
+    /// A header cell with nothing between its bars continues the cell on its left (a span).
+    Ruled,
+    /// Comma-separated values.
+    Csv,
+    /// Columns aligned by spaces, cut where the dash runs of the rule under the header are.
+    Aligned,
+}
+
+/// What a table row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsAre {
+    /// One metric per row, its statistics in the columns (AIPerf).
+    Metrics,
+    /// One run per row, keyed by its first cell; the tables of a block are joined by that key
+    /// (guidellm, sweep summaries).
+    Runs,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -586,6 +629,23 @@ struct RawBlock {
     section_strip: String,
     #[serde(default)]
     noise: Vec<Spanned<String>>,
+    table: Option<RawTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTable {
+    cells: Spanned<String>,
+    rows: Spanned<String>,
+    header_rows: Option<usize>,
+    #[serde(default)]
+    value_columns: Vec<String>,
+    #[serde(default = "default_table_noise")]
+    max_noise: usize,
+}
+
+fn default_table_noise() -> usize {
+    3
 }
 
 fn default_strip() -> String {
@@ -711,8 +771,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         "result-json" => Format::ResultJson,
         "result-jsonl" => Format::ResultJsonl,
         "report" => Format::Report,
+        "result-csv" => Format::ResultCsv,
         other => {
-            return Err(err_at(raw.format.span().start, "format", format!("unknown format '{other}' (stdout, result-json, result-jsonl, report)")));
+            return Err(err_at(raw.format.span().start, "format", format!("unknown format '{other}' (stdout, result-json, result-jsonl, result-csv, report)")));
         }
     };
     if raw.id.get_ref().is_empty() || !raw.id.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') {
@@ -722,9 +783,28 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
     let block = match raw.block {
         None => None,
         Some(b) => {
-            if b.end.is_none() && b.end_after_label.is_none() {
-                return Err(err_at(b.banner.span().start, "block", "a block needs `end` or `end_after_label`".into()));
+            if b.end.is_none() && b.end_after_label.is_none() && b.table.is_none() {
+                return Err(err_at(b.banner.span().start, "block", "a block needs `end`, `end_after_label` or a [block.table]".into()));
             }
+            let table = match &b.table {
+                None => None,
+                Some(t) => Some(TableSpec {
+                    cells: match t.cells.get_ref().as_str() {
+                        "ruled" => CellStyle::Ruled,
+                        "csv" => CellStyle::Csv,
+                        "aligned" => CellStyle::Aligned,
+                        other => return Err(err_at(t.cells.span().start, "block.table.cells", format!("unknown cell style '{other}' (ruled, csv, aligned)"))),
+                    },
+                    rows: match t.rows.get_ref().as_str() {
+                        "metrics" => RowsAre::Metrics,
+                        "runs" => RowsAre::Runs,
+                        other => return Err(err_at(t.rows.span().start, "block.table.rows", format!("unknown row kind '{other}' (metrics, runs)"))),
+                    },
+                    header_rows: t.header_rows,
+                    value_columns: t.value_columns.clone(),
+                    max_noise: t.max_noise.max(1),
+                }),
+            };
             let section = b.section.as_ref().map(|s| spanned_regex(s, "block.section")).transpose()?;
             Some(BlockSpec {
                 banner: spanned_regex(&b.banner, "block.banner")?,
@@ -734,11 +814,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                 section,
                 section_strip: b.section_strip.clone(),
                 noise: b.noise.iter().map(|s| spanned_regex(s, "block.noise")).collect::<Result<_, _>>()?,
+                table,
             })
         }
     };
-    if format == Format::Stdout && block.is_none() {
-        return Err(err_at(0, "block", "a stdout definition needs a [block]".into()));
+    if format.is_text() && block.is_none() {
+        return Err(err_at(0, "block", "a stdout or result-csv definition needs a [block]".into()));
     }
 
     let rows_of = |raws: &[RawRow], what: &str| -> Result<Vec<RowSpec>, Error> {
@@ -822,7 +903,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         spec.zero_is_absent = raw_key.zero_is_absent;
     }
     rows.append(&mut keys);
-    let is_json = format != Format::Stdout;
+    let is_json = !format.is_text();
     if is_json && raw.detect.is_none() {
         return Err(err_at(0, "detect", "a JSON format needs a [detect] table (keys_all / keys_any)".into()));
     }

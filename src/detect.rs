@@ -10,6 +10,8 @@
 //! of the input. Which definition read it is decided by its rows: the definition that knows the
 //! most labels that the others do not.
 
+mod table;
+
 use std::collections::HashMap;
 
 use crate::definition::{Definition, Definitions, Evidence, Variant};
@@ -33,6 +35,8 @@ pub enum BlockEnd {
     EndOfInput,
     /// A Markdown table of rows ended at this line (a table has no closing line).
     Table(usize),
+    /// The tables of a table format ended at this line: what followed was not a table line.
+    AfterTables(usize),
 }
 
 /// A line printed before the banner that a definition reads as part of the same run.
@@ -60,11 +64,16 @@ pub struct Block<'d> {
     pub context: Vec<ContextLine>,
     /// Other definitions whose banner matched and that know as many rows.
     pub ambiguous_with: Vec<&'d str>,
+    /// What reading the block's tables found wrong with them (a header that does not fit the rows).
+    pub notes: Vec<crate::report::Note>,
 }
 
 struct Open<'d> {
     /// Rows read from a Markdown table (`| label | value |`) rather than a printed block.
     table: bool,
+    /// A block of a table format (`[block.table]`): its lines are kept as they are and turned
+    /// into rows when it is over.
+    grid: Option<&'d Definition>,
     candidates: Vec<&'d Definition>,
     banner: Line,
     prefix: String,
@@ -72,6 +81,7 @@ struct Open<'d> {
     noise_run: usize,
     last_row_line: usize,
     context: HashMap<String, ContextLine>,
+    notes: Vec<crate::report::Note>,
 }
 
 /// Turns lines into blocks; see the module documentation.
@@ -149,9 +159,10 @@ impl<'d> Scanner<'d> {
     pub fn push(&mut self, line: Line) {
         let hit = self.banner_hits(&line.text);
         let text = &line.text;
-        let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| c[0].block.as_ref().and_then(|b| b.banner.find_at(text, *at)).is_some_and(|m| !text[m.end()..].trim().is_empty()));
+        // (A table title or CSV header is never a flattened block.)
+        let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| c[0].block.as_ref().filter(|b| b.table.is_none()).and_then(|b| b.banner.find_at(text, *at)).is_some_and(|m| !text[m.end()..].trim().is_empty()));
         let closing_with_rest = self.split_closing_rule(text).is_some();
-        let long_in_block = self.open.is_some() && text.len() > 80;
+        let long_in_block = self.open.as_ref().is_some_and(|o| o.grid.is_none()) && text.len() > 80;
         if !banner_with_rest && !closing_with_rest && !long_in_block && !text.contains("\\n") {
             self.push_one(line, hit);
             return;
@@ -170,7 +181,11 @@ impl<'d> Scanner<'d> {
     /// The input ended: a block that was still open is complete too.
     pub fn finish(&mut self) {
         if let Some(open) = self.open.take() {
-            let end = if open.table { BlockEnd::Table(open.last_row_line) } else { BlockEnd::EndOfInput };
+            let end = match open.grid {
+                Some(d) if d.block.as_ref().is_some_and(|b| b.end.is_none()) => BlockEnd::AfterTables(open.last_row_line),
+                _ if open.table => BlockEnd::Table(open.last_row_line),
+                _ => BlockEnd::EndOfInput,
+            };
             self.finish_block(open, end);
         }
         self.release();
@@ -299,6 +314,10 @@ impl<'d> Scanner<'d> {
         if self.feed_held(&line) {
             return;
         }
+        if let Some(def) = self.open.as_ref().and_then(|o| o.grid) {
+            self.push_table_line(def, line, banner_hits);
+            return;
+        }
         if self.open.as_ref().is_some_and(|o| o.table) {
             if let Some((label, value)) = table_row(&line.text) {
                 let open = self.open.as_mut().expect("open");
@@ -382,6 +401,7 @@ impl<'d> Scanner<'d> {
                 let number = line.number;
                 self.open = Some(Open {
                     table: true,
+                    grid: None,
                     candidates,
                     banner: line.clone(),
                     prefix: String::new(),
@@ -389,11 +409,60 @@ impl<'d> Scanner<'d> {
                     noise_run: 0,
                     last_row_line: number,
                     context: std::mem::take(&mut self.context),
+                    notes: Vec::new(),
                 });
                 return;
             }
         }
         self.note_context(&line);
+    }
+
+    /// A line while a table block is open: kept while it is a table line (or one of a few other
+    /// lines between tables); the block ends at its closing line, another format's banner, or
+    /// `max_noise` other lines.
+    fn push_table_line(&mut self, def: &'d Definition, line: Line, banner_hits: Option<(Vec<&'d Definition>, usize)>) {
+        let block = def.block.as_ref().expect("a table definition has a block");
+        let spec = block.table.as_ref().expect("a table definition");
+        let open = self.open.as_mut().expect("open");
+        let text = strip_prefix(&line.text, &open.prefix).to_string();
+        let trimmed = text.trim();
+        if let Some((candidates, at)) = banner_hits.filter(|(c, _)| !c.iter().any(|d| d.id == def.id)) {
+            let number = line.number;
+            let done = self.open.take().expect("open");
+            let last = done.last_row_line;
+            self.start(line, candidates, at);
+            let end = if block.end.is_some() { BlockEnd::NextBanner(number) } else { BlockEnd::AfterTables(last) };
+            self.finish_block(done, end);
+            return;
+        }
+        let number = line.number;
+        if block.end.as_ref().is_some_and(|e| e.is_match(trimmed)) {
+            let mut done = self.open.take().expect("open");
+            done.last_row_line = number;
+            self.finish_block(done, BlockEnd::Closed(number));
+            return;
+        }
+        let is_table = table::is_table_line(def, spec, trimmed);
+        let blank = trimmed.is_empty();
+        open.body.push(Line { number, text, truncated: line.truncated });
+        if is_table {
+            open.noise_run = 0;
+            if !blank {
+                open.last_row_line = number;
+            }
+            return;
+        }
+        open.noise_run += 1;
+        if open.noise_run >= spec.max_noise {
+            let mut done = self.open.take().expect("open");
+            let keep = done.body.len() - done.noise_run;
+            let after: Vec<Line> = done.body.split_off(keep);
+            let last = done.last_row_line;
+            self.finish_block(done, BlockEnd::AfterTables(last));
+            for l in &after {
+                self.note_context(l);
+            }
+        }
     }
 
     fn banner_hits(&self, text: &str) -> Option<(Vec<&'d Definition>, usize)> {
@@ -429,25 +498,38 @@ impl<'d> Scanner<'d> {
         let before = &line.text[..at];
         let prefix = if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
+        let grid = candidates.iter().copied().find(|d| d.block.as_ref().is_some_and(|b| b.table.is_some()));
         let mut body = Vec::new();
-        if banner_is_row {
+        if banner_is_row || grid.is_some() {
             body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
         }
         let number = line.number;
         self.open = Some(Open {
             table: false,
-            candidates,
+            grid,
+            candidates: grid.map_or(candidates, |d| vec![d]),
             banner: line,
             prefix,
             body,
             noise_run: 0,
             last_row_line: number,
             context: std::mem::take(&mut self.context),
+            notes: Vec::new(),
         });
     }
 
-    fn finish_block(&mut self, open: Open<'d>, end: BlockEnd) {
+    fn finish_block(&mut self, mut open: Open<'d>, end: BlockEnd) {
         self.release();
+        if let Some(def) = open.grid {
+            // A table block: its cells become rows, in one run or (one run per table row) several.
+            let spec = def.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition");
+            let lines = std::mem::take(&mut open.body);
+            for (body, notes) in table::bodies(def, spec, &lines) {
+                let one = Open { body, notes, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: open.candidates.clone(), grid: None, ..open };
+                self.finish_block(one, end);
+            }
+            return;
+        }
         let Some(block) = self.classify_block(open, end) else { return };
         let trailer = match (block.end, block.variant) {
             (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.contains(&v.id)),
@@ -515,6 +597,7 @@ impl<'d> Scanner<'d> {
             last_line: open.last_row_line,
             context,
             ambiguous_with,
+            notes: open.notes,
         })
     }
 }

@@ -424,7 +424,7 @@ pub fn normalize_str(text: &str, input: &str) -> Result<Vec<Run>, Error> {
 fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
     let extracted = extract::extract(block);
     let truncated = match block.end {
-        BlockEnd::Closed(_) | BlockEnd::Table(_) => None,
+        BlockEnd::Closed(_) | BlockEnd::Table(_) | BlockEnd::AfterTables(_) => None,
         BlockEnd::NextBanner(line) => Some(Truncation { after_line: block.last_line, reason: format!("a new result banner started at line {line} before the closing line") }),
         BlockEnd::Noise => Some(Truncation { after_line: block.last_line, reason: "the lines after it are not rows and no closing line came".into() }),
         BlockEnd::EndOfInput => Some(Truncation { after_line: block.last_line, reason: "the input ended before the closing line".into() }),
@@ -437,9 +437,10 @@ fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
         first_line: Some(block.banner.number),
         last_line: Some(block.last_line),
         truncated,
-        format: Format::Stdout,
+        format: block.definition.format,
     };
     let mut run = canonical::assemble(origin, extracted);
+    run.notes.extend(block.notes.iter().cloned());
     if let BlockEnd::Table(_) = block.end {
         run.notes.push(report::Note { code: "markdown-table".into(), message: "read from a Markdown table of the rows (no banner or closing line)".into(), line: Some(block.banner.number) });
     }

@@ -159,6 +159,8 @@ pub enum Format {
     Stdout,
     ResultJson,
     ResultJsonl,
+    /// A CSV export read as text, line by line (AIPerf's `profile_export_aiperf.csv`).
+    ResultCsv,
     Report,
 }
 
@@ -168,8 +170,14 @@ impl Format {
             Format::Stdout => "stdout",
             Format::ResultJson => "result-json",
             Format::ResultJsonl => "result-jsonl",
+            Format::ResultCsv => "result-csv",
             Format::Report => "report",
         }
+    }
+
+    /// Read as lines of text (blocks), not as JSON documents.
+    pub fn is_text(self) -> bool {
+        matches!(self, Format::Stdout | Format::ResultCsv)
     }
 }
 

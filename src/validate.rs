@@ -5,7 +5,7 @@
 //! `strict`, a failed `warning` does too. `info` never rejects.
 
 use crate::derive::{Inputs, show as f};
-use crate::report::{Check, Figure, Figures, Format, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict};
+use crate::report::{Check, Figure, Figures, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict};
 use crate::vocabulary::{self, Kind};
 
 /// Tolerances of the rules (defaults in [`Tolerances::default`], flags in the CLI).
@@ -103,7 +103,7 @@ fn slots(i: &Inputs) -> Option<(f64, &'static str)> {
 }
 
 fn complete_block(run: &Run) -> Outcome {
-    if run.source.format != Format::Stdout {
+    if !run.source.format.is_text() {
         return skip("not a text block");
     }
     let Some(t) = &run.source.truncated else {
@@ -420,7 +420,11 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
         parts.push("this version counts the requested length; the retokenized total confirms it".into());
     }
     if parts.is_empty() {
-        return skip("only one output token count, from the server");
+        return skip(match run.source.semantics.output_tokens {
+            Some(TokenCount::Retokenized) => "only one output token count, from the client's tokenizer",
+            Some(TokenCount::Server | TokenCount::ServerOrRequested) => "only one output token count, from the server",
+            _ => "only one output token count",
+        });
     }
     let msg = parts.join("; ");
     if failed { (Status::Fail, format!("{msg}: TPOT and throughput depend on this count")) } else { (Status::Pass, msg) }

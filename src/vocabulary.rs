@@ -111,6 +111,7 @@ fields! {
     "workload.input_len"             Count    Tokens   "requested input length per request";
     "workload.output_len"            Count    Tokens   "requested output length per request";
     "workload.shared_prefix_tokens"  Count    Tokens   "prompt tokens shared by every request";
+    "workload.strategy"              Text     None     "the load step as the tool names it in a table of runs (guidellm `concurrent@4`, vllm-rs sweep `concurrency=4`)";
     "workload.goodput_slos"          Text     None     "goodput SLO specification as printed (ms)";
     "totals.successful_requests"     Count    Requests "completed requests (R)";
     "totals.failed_requests"         Count    Requests "failed requests (F)";

@@ -13,7 +13,7 @@ fn sample() {
     settings.set_snapshot_path("../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| {
-        insta::glob!("../samples", "*/*.{txt,json,jsonl,md,yaml}", |path| {
+        insta::glob!("../samples", "*/*.{txt,json,jsonl,csv,md,yaml}", |path| {
             let name = common::sample_name(path);
             if name.ends_with(".truth.json") || name.ends_with("manifest.json") || name.ends_with("expected.json") || name.ends_with("README.md") {
                 return;

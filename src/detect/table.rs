@@ -1,0 +1,317 @@
+//! Blocks made of tables (`[block.table]` in a definition): console tables drawn with rules
+//! (AIPerf's and genai-perf's Rich tables, guidellm's pipe tables with grouped headers), CSV
+//! exports and columns aligned by spaces (the vllm-rs sweep summary).
+//!
+//! The scanner collects a table block's lines as they come; when the block is over, this module
+//! cuts them into cells, works out each column's name from the header lines, and writes every cell
+//! as a `label: value` row, so that everything after detection reads a table exactly like a
+//! printed block. See [`crate::definition::TableSpec`] for the labels it writes.
+
+use crate::definition::{CellStyle, Definition, RowsAre, TableSpec};
+use crate::input::Line;
+use crate::report::Note;
+
+use super::section_name;
+
+/// One cell of a line: its text, trimmed, and whether nothing at all stood between its bars
+/// (in a header, such a cell continues the one on its left).
+#[derive(Debug, Clone)]
+struct Cell {
+    text: String,
+    spans_left: bool,
+}
+
+/// One table: the title line above it, its header lines and its data lines.
+#[derive(Debug, Default)]
+struct Table {
+    title: Option<Line>,
+    header: Vec<(Line, Vec<Cell>)>,
+    data: Vec<(Line, Vec<Cell>)>,
+}
+
+/// The rows of one run, and what was wrong with the tables they came from.
+pub(super) type Body = (Vec<Line>, Vec<Note>);
+
+/// Characters a cell separator may be.
+const BARS: &[char] = &['|', '│', '┃', '║'];
+
+/// Does a line belong to the tables of an open block (so that the block goes on)?
+pub(super) fn is_table_line(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
+    if trimmed.is_empty() || is_title(def, spec, trimmed) {
+        return true;
+    }
+    match spec.cells {
+        CellStyle::Ruled => is_rule(trimmed) || trimmed.starts_with(BARS),
+        CellStyle::Csv => trimmed.contains(','),
+        CellStyle::Aligned => is_rule(trimmed) || trimmed.contains("  "),
+    }
+}
+
+/// The rows of a table block: one body for `rows = "metrics"`, one body per run key for
+/// `rows = "runs"` (in the order the keys first appear).
+pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Body> {
+    let tables = match spec.cells {
+        CellStyle::Aligned => aligned_tables(def, spec, lines),
+        CellStyle::Ruled | CellStyle::Csv => ruled_tables(def, spec, lines),
+    };
+    let notes: Vec<Note> = tables.iter().flat_map(misfits).collect();
+    match spec.rows {
+        RowsAre::Metrics => vec![(metric_rows(def, spec, &tables), notes)],
+        RowsAre::Runs => run_rows(def, &tables).into_iter().map(|b| (b, notes.clone())).collect(),
+    }
+}
+
+/// A header line with another number of cells than the rows under it: the column names may be
+/// shifted (a header span of the wrong width), so the figures read through them are suspect.
+fn misfits(table: &Table) -> Vec<Note> {
+    let Some(width) = table.data.iter().map(|(_, c)| c.len()).max() else { return Vec::new() };
+    table
+        .header
+        .iter()
+        .filter(|(_, cells)| cells.len() != width)
+        .map(|(line, cells)| Note {
+            code: "table-header-misfit".into(),
+            message: format!("this header line has {} cells but the rows under it have {width}: the column names may be shifted", cells.len()),
+            line: Some(line.number),
+        })
+        .collect()
+}
+
+/// A title line above a table: the banner or a section header, never a line of cells (a CSV
+/// export's banner is its header line).
+fn is_title(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
+    let block = def.block.as_ref().expect("a table definition has a block");
+    let cells = match spec.cells {
+        CellStyle::Csv => trimmed.contains(','),
+        _ => trimmed.starts_with(BARS),
+    };
+    !cells && (block.banner.is_match(trimmed) || section_name(def, trimmed).is_some_and(|n| !n.is_empty()))
+}
+
+/// A rule: box-drawing characters, or `-`, `=`, `+`, `:` and bars, with at least one of `-=━─═`.
+fn is_rule(trimmed: &str) -> bool {
+    trimmed.chars().any(|c| matches!(c, '-' | '=' | '━' | '─' | '═'))
+        && trimmed.chars().all(|c| matches!(c, '-' | '=' | '+' | ':' | ' ') || BARS.contains(&c) || ('\u{2500}'..='\u{257F}').contains(&c))
+}
+
+fn split_cells(style: CellStyle, trimmed: &str) -> Vec<Cell> {
+    match style {
+        CellStyle::Csv => {
+            let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(trimmed.as_bytes());
+            let Some(Ok(record)) = reader.records().next() else { return Vec::new() };
+            record.iter().map(|c| Cell { text: c.trim().to_string(), spans_left: false }).collect()
+        }
+        _ => {
+            let inner = trimmed.strip_prefix(BARS).unwrap_or(trimmed);
+            let inner = inner.strip_suffix(BARS).unwrap_or(inner);
+            inner.split(BARS).map(|c| Cell { text: c.trim().to_string(), spans_left: c.is_empty() }).collect()
+        }
+    }
+}
+
+/// Ruled and CSV tables: a table starts at a title, a top rule or (CSV) after a blank line; its
+/// header is its first `header_rows` lines, or the lines before the rule under them.
+fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table> {
+    #[derive(PartialEq)]
+    enum State {
+        Start,
+        Header,
+        Data,
+        AfterData,
+    }
+    let mut tables: Vec<Table> = Vec::new();
+    let mut state = State::Start;
+    let mut title: Option<Line> = None;
+    for line in lines {
+        let trimmed = line.text.trim();
+        if trimmed.is_empty() {
+            if spec.cells == CellStyle::Csv {
+                state = State::Start;
+            }
+            continue;
+        }
+        if is_title(def, spec, trimmed) {
+            title = Some(line.clone());
+            state = State::Start;
+            continue;
+        }
+        let ruled = spec.cells == CellStyle::Ruled;
+        if ruled && is_rule(trimmed) {
+            state = match state {
+                State::Start => {
+                    tables.push(Table { title: title.clone(), ..Table::default() });
+                    State::Header
+                }
+                State::Header if tables.last().is_some_and(|t| !t.header.is_empty()) => State::Data,
+                State::Header => State::Header,
+                State::Data | State::AfterData => State::AfterData,
+            };
+            continue;
+        }
+        if ruled && !trimmed.starts_with(BARS) || !ruled && !trimmed.contains(',') {
+            // A line of other text between the tables (a footnote, a log line).
+            continue;
+        }
+        let cells = split_cells(spec.cells, trimmed);
+        if matches!(state, State::Start | State::AfterData) {
+            tables.push(Table { title: title.clone(), ..Table::default() });
+            state = State::Header;
+        }
+        let table = tables.last_mut().expect("a table was started");
+        match state {
+            State::Header => {
+                table.header.push((line.clone(), cells));
+                if spec.header_rows.is_some_and(|n| table.header.len() >= n) {
+                    state = State::Data;
+                }
+            }
+            _ => table.data.push((line.clone(), cells)),
+        }
+    }
+    tables
+}
+
+/// Columns aligned by spaces: the rule of dash runs under the header says where each column
+/// starts; every line before it is a header line and every line after it a data line.
+fn aligned_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table> {
+    let end = def.block.as_ref().and_then(|b| b.end.as_ref());
+    let mut table = Table::default();
+    let mut starts: Option<Vec<usize>> = None;
+    let mut header_lines: Vec<&Line> = Vec::new();
+    for line in lines {
+        let trimmed = line.text.trim();
+        if trimmed.is_empty() || end.is_some_and(|e| e.is_match(trimmed)) || !is_table_line(def, spec, trimmed) {
+            // (A log line of another process printed into the table is not one of its lines.)
+            continue;
+        }
+        if is_title(def, spec, trimmed) {
+            table.title = Some(line.clone());
+            continue;
+        }
+        match &starts {
+            None if is_rule(trimmed) && trimmed.contains(' ') => {
+                let chars: Vec<char> = line.text.trim_end().chars().collect();
+                let cols: Vec<usize> = (0..chars.len()).filter(|&i| chars[i] == '-' && (i == 0 || chars[i - 1] == ' ')).collect();
+                // The header is the lines right above the rule whose text leaves the gaps between
+                // the columns blank.
+                let fits = |l: &Line| {
+                    let c: Vec<char> = l.text.chars().collect();
+                    cols.iter().skip(1).all(|&s| c.get(s - 1).is_none_or(|ch| *ch == ' '))
+                };
+                let above = header_lines.iter().rev().take_while(|l| fits(l)).count();
+                let header = &header_lines[header_lines.len() - above..];
+                table.header = header.iter().map(|l| ((*l).clone(), cut(&l.text, &cols))).collect();
+                starts = Some(cols);
+            }
+            None => header_lines.push(line),
+            Some(cols) => table.data.push((line.clone(), cut(&line.text, cols))),
+        }
+    }
+    if starts.is_some() { vec![table] } else { Vec::new() }
+}
+
+/// A line cut at the columns' first characters (the first column from the line's start).
+fn cut(text: &str, starts: &[usize]) -> Vec<Cell> {
+    let chars: Vec<char> = text.chars().collect();
+    (0..starts.len())
+        .map(|i| {
+            let from = if i == 0 { 0 } else { starts[i].min(chars.len()) };
+            let to = starts.get(i + 1).map_or(chars.len(), |&s| s.min(chars.len()));
+            let text: String = chars[from..to.max(from)].iter().collect();
+            Cell { text: text.trim().to_string(), spans_left: false }
+        })
+        .collect()
+}
+
+/// Each column's name: its header cells from top to bottom, joined by spaces. A header cell with
+/// nothing between its bars takes the text of the cell on its left (a group spanning columns).
+fn column_names(table: &Table) -> Vec<String> {
+    let width = table.header.iter().chain(&table.data).map(|(_, c)| c.len()).max().unwrap_or(0);
+    let mut names: Vec<Vec<String>> = vec![Vec::new(); width];
+    for (_, row) in &table.header {
+        let mut left = String::new();
+        for (j, cell) in row.iter().enumerate() {
+            let text = if cell.spans_left && j > 0 { left.clone() } else { cell.text.clone() };
+            left = text.clone();
+            if !text.is_empty() && names[j].last() != Some(&text) {
+                names[j].push(text);
+            }
+        }
+    }
+    // A column without a header keeps its place: `column 3`.
+    names.into_iter().enumerate().map(|(j, n)| if n.is_empty() { format!("column {}", j + 1) } else { n.join(" ") }).collect()
+}
+
+fn row_line(at: &Line, label: &str, value: &str) -> Line {
+    Line { number: at.number, text: format!("{}: {value}", label.replace(": ", " ")), truncated: at.truncated }
+}
+
+/// One metric per row: the cell under column `c` of row `r` is the row `r (c)`, or `r` under a
+/// value column. A row whose value cells are all empty continues the label above it (a label
+/// wrapped by the console).
+fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line> {
+    let mut body = Vec::new();
+    for table in tables {
+        if let Some(t) = &table.title {
+            if section_name(def, t.text.trim()).is_some() {
+                body.push(t.clone());
+            }
+        }
+        let columns = column_names(table);
+        let mut rows: Vec<(&Line, String, &[Cell])> = Vec::new();
+        for (line, cells) in &table.data {
+            let Some((first, values)) = cells.split_first() else { continue };
+            let empty = values.iter().all(|c| c.text.is_empty());
+            match rows.last_mut() {
+                Some(prev) if empty && !first.text.is_empty() => {
+                    prev.1.push(' ');
+                    prev.1.push_str(&first.text);
+                }
+                _ => rows.push((line, first.text.clone(), values)),
+            }
+        }
+        for (line, label, values) in rows {
+            for (j, cell) in values.iter().enumerate() {
+                if cell.text.is_empty() {
+                    continue;
+                }
+                let column = columns.get(j + 1).map(String::as_str).unwrap_or_default();
+                let name = if spec.value_columns.iter().any(|v| v == column) { label.clone() } else { format!("{label} ({column})") };
+                body.push(row_line(line, &name, &cell.text));
+            }
+        }
+    }
+    body
+}
+
+/// One run per row, keyed by its first cell: the runs' rows from every table, each under its
+/// table's title.
+fn run_rows(def: &Definition, tables: &[Table]) -> Vec<Vec<Line>> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut bodies: Vec<Vec<Line>> = Vec::new();
+    for table in tables {
+        let columns = column_names(table);
+        let title = table.title.as_ref().filter(|t| section_name(def, t.text.trim()).is_some());
+        for (line, cells) in &table.data {
+            let Some(key) = cells.first().map(|c| c.text.clone()).filter(|k| !k.is_empty()) else { continue };
+            let i = match keys.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    keys.push(key);
+                    bodies.push(Vec::new());
+                    keys.len() - 1
+                }
+            };
+            if let Some(t) = title {
+                bodies[i].push(t.clone());
+            }
+            for (j, cell) in cells.iter().enumerate() {
+                let column = columns.get(j).map(String::as_str).unwrap_or_default();
+                if !cell.text.is_empty() {
+                    bodies[i].push(row_line(line, column, &cell.text));
+                }
+            }
+        }
+    }
+    bodies
+}
