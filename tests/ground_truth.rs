@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 
 use bench_normalize::Run;
-use bench_normalize::report::{ItlPer, TpotMethod};
+use bench_normalize::report::{ItlPer, StatKey, TpotMethod};
 use serde_json::Value;
 
 /// What the emulator measured server-side for this run (its realized TPOT and tokens per chunk),
@@ -24,7 +24,22 @@ fn check_sample(truth_path: &Path) -> Vec<String> {
     let runs = common::normalize_file(Path::new(&stdout)).unwrap_or_else(|e| panic!("{stdout}: {e}"));
     let mut failures = Vec::new();
     assert!(!runs.is_empty());
-    for run in &runs {
+    // A vllm-rs sweep summary repeats each step's P50 TPOT, one run per line in step order: it is
+    // held to the step's measured TPOT (the emulator decodes at a steady rate, so its median is
+    // its mean).
+    let summary: Vec<&Run> = runs.iter().filter(|r| r.source.parser == "vllm-rs-sweep-summary").collect();
+    for (step, run) in summary.iter().enumerate() {
+        let name = format!("{} summary line {}", common::sample_name(Path::new(&stdout)), step + 1);
+        let measured = truth["measured_by_emulator_per_step"][step]["measured_by_emulator"]["mean_tpot_ms"].as_f64().expect("a measured TPOT per step");
+        match run.reported.stat("tpot_ms").and_then(|s| s.get(StatKey::P(50.0))) {
+            Some(p50) if common::is_truth(p50, measured, true) => {}
+            other => failures.push(format!("{name}: P50 TPOT {other:?} vs the step's measured {measured}")),
+        }
+        if run.derived.tpot_ms.mean.is_some() {
+            failures.push(format!("{name}: a TPOT was derived from a line with no E2E latency or token counts"));
+        }
+    }
+    for run in runs.iter().filter(|r| r.source.parser != "vllm-rs-sweep-summary") {
         let name = format!("{} run {}", common::sample_name(Path::new(&stdout)), run.source.block);
         let Some(tpot) = run.derived.tpot_ms.mean else {
             failures.push(format!("{name}: no derived TPOT ({:?})", run.derived.tpot_ms.reason));

@@ -124,9 +124,14 @@ fn three_tools_in_one_stream_with_bars_and_warnings() {
 #[test]
 fn the_vllm_rs_sweep_gives_one_run_per_step_with_its_steady_state() {
     let got = common::normalize_file(&common::samples_dir().join("versions/vllmrs0.33.0-sweep.stdout.txt")).unwrap();
-    let steps: Vec<(Option<f64>, Option<f64>)> = got.iter().map(|r| (r.workload.number("max_concurrency"), r.reported.number("steady_state.output_chunks_per_s"))).collect();
-    assert_eq!(steps, [(Some(1.0), Some(8.31)), (Some(2.0), Some(16.47)), (Some(4.0), Some(32.65))]);
-    for r in &got {
+    let (steps, summary): (Vec<&bench_normalize::Run>, Vec<&bench_normalize::Run>) = got.iter().partition(|r| r.source.parser == "vllm-bench-serve");
+    let figures: Vec<(Option<f64>, Option<f64>)> = steps.iter().map(|r| (r.workload.number("max_concurrency"), r.reported.number("steady_state.output_chunks_per_s"))).collect();
+    assert_eq!(figures, [(Some(1.0), Some(8.31)), (Some(2.0), Some(16.47)), (Some(4.0), Some(32.65))]);
+    // The Sweep Summary after the steps: one run per line, which repeats the step's figures.
+    let lines: Vec<(Option<&str>, Option<f64>, Option<f64>)> = summary.iter().map(|r| (r.workload.text("strategy"), r.reported.number("request_per_s"), r.reported.number("steady_state.output_chunks_per_s"))).collect();
+    assert_eq!(lines, [(Some("concurrency=1"), Some(0.59), Some(8.31)), (Some("concurrency=2"), Some(1.19), Some(16.47)), (Some("concurrency=4"), Some(2.37), Some(32.65))]);
+    assert!(summary.iter().all(|r| r.source.parser == "vllm-rs-sweep-summary"));
+    for r in &steps {
         // The steady-state rows never feed the main figures.
         assert_eq!(r.rows.iter().filter(|row| row.section.as_deref() == Some("Steady-State Metrics") && row.field.as_deref().is_some_and(|f| !f.starts_with("reported.steady_state"))).count(), 0);
     }
