@@ -61,3 +61,66 @@ fn guidellm_counting_chunks_as_tokens_is_said() {
     assert_eq!(check.status, Status::Fail);
     assert!(check.message.starts_with("53 tokens per request counted at 1 per streamed chunk where 512 were asked"), "{}", check.message);
 }
+
+#[test]
+fn aiperf_console_tables_read_like_its_export() {
+    // The console file alone, and the whole console log with AIPerf's own log lines around it.
+    let console = one("aiperf-s2.profile_export_console.txt");
+    let log = one("aiperf-s2.stdout.txt");
+    let export = one("aiperf-s2.profile_export_aiperf.json");
+    for run in [&console, &log] {
+        assert_eq!(run.source.parser, "aiperf-console");
+        assert_eq!(run.source.variant.as_deref(), Some("0.13"));
+        // The wrapped label "Output Token Throughput Per User / (tokens/sec/user)" is one row.
+        assert_eq!(row_field(run, "Output Token Throughput Per User (tokens/sec/user) (avg)"), Some("reported.per_user_tok_per_s"));
+        assert_eq!(row_field(run, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
+        assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(6692.73), "thousands separators read");
+        let d = run.derived.tpot_ms.mean.unwrap();
+        assert!(common::is_truth(d, truth("aiperf-s2.truth.json"), false), "{d}");
+        assert_eq!(d, export.derived.tpot_ms.mean.unwrap(), "console and JSON export derive the same TPOT");
+        assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+    }
+    // Every cell is kept, "N/A" ones too.
+    assert_eq!(console.rows.len(), log.rows.len());
+    assert!(console.rows.iter().any(|r| r.label == "Request Throughput (requests/sec) (p99)" && r.value.as_deref() == Some("N/A")));
+}
+
+#[test]
+fn aiperf_csv_export_has_the_chunk_latency_and_the_run_totals() {
+    let run = one("aiperf-s2.profile_export_aiperf.csv");
+    assert_eq!(run.source.parser, "aiperf-csv");
+    assert_eq!(run.source.format.as_str(), "result-csv");
+    assert_eq!(row_field(&run, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
+    assert_eq!(row_field(&run, "Inter Chunk Latency (ms) (avg)"), Some("reported.itl_ms.mean"));
+    // The "Metric,Value" table below the statistics: a value column reads as the metric alone.
+    assert_eq!(row_field(&run, "Benchmark Duration (sec)"), Some("totals.duration_s"));
+    assert_eq!(run.totals.number("output_tokens"), Some(8192.0));
+    let d = run.derived.tpot_ms.mean.unwrap();
+    assert!(common::is_truth(d, truth("aiperf-s2.truth.json"), false), "{d}");
+    // With the chunk latency and the totals, every rule has something to check.
+    assert!((run.derived.tokens_per_chunk.unwrap() - 9.83).abs() < 0.1);
+    for id in ["decode-capacity", "e2e-capacity", "throughput-totals", "tpot-agreement"] {
+        assert!(run.checks.iter().any(|c| c.id == id && c.status == Status::Pass), "{id}: {:?}", run.checks);
+    }
+}
+
+#[test]
+fn guidellm_console_tables_are_one_run_per_benchmark_row() {
+    let run = one("guidellm-s2.stdout.txt");
+    assert_eq!(run.source.parser, "guidellm-console");
+    assert_eq!(run.workload.text("strategy"), Some("concurrent@4"));
+    // Columns named by their grouped headers, read under their table's title.
+    let itl = run.rows.iter().find(|r| r.label == "ITL ms Mean").unwrap();
+    assert_eq!(itl.section.as_deref(), Some("Request Latency Statistics (Completed Requests)"));
+    assert_eq!(itl.field.as_deref(), Some("reported.tpot_ms.mean"));
+    assert_eq!(row_field(&run, "TPOT ms Mean"), Some("reported.latency_per_output_token_ms.mean"));
+    assert_eq!(run.totals.number("output_tokens"), Some(8192.0));
+    // "6.7 ± 0.002" s: the mean, in ms.
+    assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(6700.0));
+    let t = truth("guidellm-s2.truth.json");
+    assert!(common::is_truth(run.reported.stat("tpot_ms").unwrap().mean().unwrap(), t, true));
+    // The console prints E2E to 0.1 s: over 511 decode tokens that bounds the derivation to 0.1 ms.
+    let d = run.derived.tpot_ms.mean.unwrap();
+    assert!((d - t).abs() <= 0.05 * 1000.0 / 511.0, "{d} vs {t}");
+    assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+}
