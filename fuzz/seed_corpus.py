@@ -39,6 +39,8 @@ def files(sub, suffixes):
 
 
 texts = files("captured", (".stdout.txt",)) + files("versions", (".stdout.txt",)) + files("public", (".txt",)) + files("rendered", (".txt",))
+# The peers' console logs and tables, and AIPerf's CSV export (read as text).
+texts += files("peers", (".txt", ".csv"))
 if os.path.isdir(os.path.join(SAMPLES, "noisy")):
     texts += files("noisy", (".txt", ".md", ".jsonl", ".log", ".yaml"))
 for p in texts:

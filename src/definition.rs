@@ -1067,6 +1067,18 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
                 (Some(b), _) => {
                     let mut m = vec![format!("banner /{}/", b.banner.as_str())];
                     m.extend(d.trailers.iter().map(|t| format!("trailer /{}/", t.banner.as_str())));
+                    if let Some(t) = &b.table {
+                        let cells = match t.cells {
+                            CellStyle::Ruled => "ruled",
+                            CellStyle::Csv => "csv",
+                            CellStyle::Aligned => "aligned",
+                        };
+                        let rows = match t.rows {
+                            RowsAre::Metrics => "a metric per row",
+                            RowsAre::Runs => "a run per row",
+                        };
+                        m.push(format!("{cells} tables, {rows}"));
+                    }
                     m
                 }
                 (None, Some(det)) => {
