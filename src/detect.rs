@@ -507,7 +507,7 @@ impl<'d> Scanner<'d> {
         self.open = Some(Open {
             table: false,
             grid,
-            candidates: grid.map_or(candidates, |d| vec![d]),
+            candidates: if grid.is_some() { candidates.into_iter().filter(|d| d.block.as_ref().is_some_and(|b| b.table.is_some())).collect() } else { candidates },
             banner: line,
             prefix,
             body,
@@ -520,12 +520,23 @@ impl<'d> Scanner<'d> {
 
     fn finish_block(&mut self, mut open: Open<'d>, end: BlockEnd) {
         self.release();
-        if let Some(def) = open.grid {
+        if open.grid.is_some() {
             // A table block: its cells become rows, in one run or (one run per table row) several.
-            let spec = def.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition");
+            // Of the table formats whose banner matched, the one that knows the most of its rows.
             let lines = std::mem::take(&mut open.body);
-            for (body, notes) in table::bodies(def, spec, &lines) {
-                let one = Open { body, notes, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: open.candidates.clone(), grid: None, ..open };
+            let read = |d: &'d Definition| table::bodies(d, d.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition"), &lines);
+            let known = |d: &Definition, bodies: &[table::Body]| bodies.iter().flat_map(|(b, _)| b).filter(|l| split_row(&l.text).is_some_and(|r| d.knows_label(&label_key(r.label)))).count();
+            let mut best: Option<(&'d Definition, Vec<table::Body>, usize)> = None;
+            for d in open.candidates.iter().copied() {
+                let bodies = read(d);
+                let n = known(d, &bodies);
+                if best.as_ref().is_none_or(|(_, _, m)| n > *m) {
+                    best = Some((d, bodies, n));
+                }
+            }
+            let Some((def, bodies, _)) = best else { return };
+            for (body, notes) in bodies {
+                let one = Open { body, notes, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], grid: None, ..open };
                 self.finish_block(one, end);
             }
             return;

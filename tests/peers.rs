@@ -124,3 +124,30 @@ fn guidellm_console_tables_are_one_run_per_benchmark_row() {
     assert!((d - t).abs() <= 0.05 * 1000.0 / 511.0, "{d} vs {t}");
     assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
 }
+
+#[test]
+fn genai_perf_console_csv_and_json_read_alike_and_its_inter_token_latency_is_the_tpot() {
+    // Real genai-perf 0.0.16 runs (perf_analyzer 2.51) against the emulator: k = 10 tokens per
+    // chunk on completions and chat, k = 1 (s1).
+    for run_name in ["genaiperf-s2", "genaiperf-chat-s2", "genaiperf-s1"] {
+        let truth = common::read_json(&common::samples_dir().join("peers").join(format!("{run_name}.truth.json")));
+        let measured = truth["measured_by_emulator"]["mean_tpot_ms"].as_f64().unwrap();
+        let console = one(&format!("{run_name}.stdout.txt"));
+        let csv = one(&format!("{run_name}.profile_export_genai_perf.csv"));
+        let json = one(&format!("{run_name}.profile_export_genai_perf.json"));
+        assert_eq!([console.source.parser.as_str(), csv.source.parser.as_str(), json.source.parser.as_str()], ["genai-perf-console", "genai-perf-csv", "genai-perf-export"], "{run_name}");
+        assert_eq!(row_field(&console, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
+        assert_eq!(row_field(&csv, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
+        assert_eq!(row_field(&json, "inter_token_latency.avg"), Some("reported.tpot_ms.mean"));
+        // "Time To Second Token" is the gap to the second chunk: kept, feeding nothing.
+        assert_eq!(console.rows.iter().find(|r| r.label == "Time To Second Token (ms) (avg)").map(|r| r.field.is_none()), Some(true));
+        for run in [&console, &csv, &json] {
+            let d = run.derived.tpot_ms.mean.unwrap();
+            assert!(common::is_truth(d, measured, false), "{run_name} {}: derived {d} vs measured {measured}", run.source.parser);
+            let printed = run.reported.stat("tpot_ms").unwrap().mean().unwrap();
+            assert!(common::is_truth(printed, measured, true), "{run_name} {}: printed {printed} vs measured {measured}", run.source.parser);
+            assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted, "{run_name} {}", run.source.parser);
+        }
+        assert_eq!(json.workload.number("max_concurrency"), Some(4.0));
+    }
+}
