@@ -115,12 +115,31 @@ pub fn normalize<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &
     if looks_like_json(reader.get_ref().0.get_ref()) {
         let mut text = Vec::new();
         reader.read_to_end(&mut text).map_err(io)?;
-        return normalize_json(text, input, opts, sink);
+        return normalize_json(&mut text, input, opts, sink);
     }
     if opts.reports_only {
         return Err(Error::NoResult { input: input.to_string(), looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into() });
     }
     normalize_text(reader, input, opts, sink)
+}
+
+/// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
+/// private memory map instead of being copied into memory (a vLLM result file with
+/// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
+pub fn normalize_file(file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    let len = file.metadata().map_or(0, |m| m.len());
+    if len > 0 && len < usize::MAX as u64 {
+        // SAFETY: the map is private (copy on write): what the parser writes stays in this
+        // process. A file truncated by someone else while it is read would fault, as it would
+        // for any program that maps its input (ripgrep, for one); a result file is written once.
+        if let Ok(mut map) = unsafe { memmap2::MmapOptions::new().map_copy(&file) } {
+            // The same look at the start as `normalize` takes through its reader.
+            if looks_like_json(&map[..map.len().min(64 * 1024)]) {
+                return normalize_json(&mut map, input, opts, sink);
+            }
+        }
+    }
+    normalize(std::io::BufReader::with_capacity(256 * 1024, file), input, opts, sink)
 }
 
 /// A text that starts like a JSON object or list (after white space and a byte-order mark).
@@ -216,11 +235,12 @@ fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Optio
     })
 }
 
-fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let shifts = input::json::sanitize(&mut text);
+fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    let (shifts, widened) = input::json::sanitize(text);
+    let text: &[u8] = widened.as_deref().unwrap_or(text);
     let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
         opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
-    let docs = read_documents(&text, &shifts, &arrays, input);
+    let docs = read_documents(text, &shifts, &arrays, input);
 
     let mut found = 0;
     let mut errors: Vec<Error> = Vec::new();

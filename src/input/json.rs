@@ -37,8 +37,9 @@ impl Shifts {
 
 /// Quote bare `Infinity` / `-Infinity` (in place, same length: `"inf"   `) and `NaN` (`"NaN"`,
 /// which widens the line) outside strings. Strings are skipped with memchr, so the pass runs at
-/// memory speed on a large file.
-pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
+/// memory speed on a large file. With a `NaN`, the widened text is returned as a new buffer (the
+/// input may be a memory-mapped file, which cannot grow).
+pub fn sanitize(buf: &mut [u8]) -> (Shifts, Option<Vec<u8>>) {
     let mut nans: Vec<usize> = Vec::new();
     let len = buf.len();
     let mut i = 0;
@@ -80,25 +81,25 @@ pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
         }
     }
     let mut shifts = Shifts::default();
-    if !nans.is_empty() {
-        let (mut line, mut counted, mut line_start) = (1usize, 0usize, 0usize);
-        let mut out = Vec::with_capacity(buf.len() + 2 * nans.len());
-        let mut from = 0;
-        for at in nans {
-            for nl in memchr::memchr_iter(b'\n', &buf[counted..at]) {
-                line += 1;
-                line_start = counted + nl + 1;
-            }
-            counted = at;
-            shifts.0.push((line, at - line_start + 1, 2));
-            out.extend_from_slice(&buf[from..at]);
-            out.extend_from_slice(b"\"NaN\"");
-            from = at + 3;
-        }
-        out.extend_from_slice(&buf[from..]);
-        *buf = out;
+    if nans.is_empty() {
+        return (shifts, None);
     }
-    shifts
+    let (mut line, mut counted, mut line_start) = (1usize, 0usize, 0usize);
+    let mut out = Vec::with_capacity(buf.len() + 2 * nans.len());
+    let mut from = 0;
+    for at in nans {
+        for nl in memchr::memchr_iter(b'\n', &buf[counted..at]) {
+            line += 1;
+            line_start = counted + nl + 1;
+        }
+        counted = at;
+        shifts.0.push((line, at - line_start + 1, 2));
+        out.extend_from_slice(&buf[from..at]);
+        out.extend_from_slice(b"\"NaN\"");
+        from = at + 3;
+    }
+    out.extend_from_slice(&buf[from..]);
+    (shifts, Some(out))
 }
 
 /// One document's place in the text.
@@ -455,8 +456,8 @@ mod tests {
 
     fn sanitized(s: &str) -> String {
         let mut b = s.as_bytes().to_vec();
-        sanitize(&mut b);
-        String::from_utf8(b).unwrap()
+        let widened = sanitize(&mut b).1;
+        String::from_utf8(widened.unwrap_or(b)).unwrap()
     }
 
     #[test]
@@ -468,7 +469,8 @@ mod tests {
     #[test]
     fn error_columns_map_back_to_the_input() {
         let mut b = b"{\"a\": NaN, \"b\": }".to_vec();
-        let shifts = sanitize(&mut b);
+        let (shifts, widened) = sanitize(&mut b);
+        let b = widened.unwrap();
         let err = serde_json::from_slice::<Value>(&b).unwrap_err();
         // `}` is at input column 17; the sanitized text has it at 19.
         assert_eq!((err.line(), err.column()), (1, 19));
@@ -504,7 +506,7 @@ mod tests {
         .into();
         let text = r#"{"duration": 2.5, "ttfts": [0.1, NaN], "itls": [[0.01, 0.02], []], "errors": ["", "HTTP 500"], "generated_texts": ["a", "b"]}"#;
         let mut b = text.as_bytes().to_vec();
-        sanitize(&mut b);
+        let b = sanitize(&mut b).1.unwrap_or(b);
         let mut de = serde_json::Deserializer::from_slice(&b);
         let doc = DocSeed { arrays: &arrays, line: 1 }.deserialize(&mut de).unwrap();
         assert_eq!(doc.get("duration"), Some(&Value::from(2.5)));
