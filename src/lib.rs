@@ -55,7 +55,7 @@ pub use validate::{Policy, Tolerances};
 
 use detect::{Block, BlockEnd, DocKind, Scanner};
 use error::Location;
-use input::json::{Doc, DocSeed, Documents};
+use input::json::{Doc, DocSeed, Documents, read_doc_fast};
 use report::{Format, Note, Truncation};
 use serde::de::DeserializeSeed;
 
@@ -296,18 +296,22 @@ fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn S
 /// Every document of a JSON text, or the error that stopped one. The usual file is one document
 /// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
 /// broken one, are found by their extent first, so that a bad line does not stop the others.
-fn read_documents(text: &[u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str) -> Vec<Result<Doc, Error>> {
+fn read_documents<'t>(text: &'t [u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str) -> Vec<Result<Doc<'t>, Error>> {
+    // Each document is first tried on the fast path, which gives up on anything unusual.
+    let read = |slice: &'t [u8], line: usize| {
+        read_doc_fast(slice, arrays, line).map(Ok).unwrap_or_else(|| {
+            let mut de = serde_json::Deserializer::from_slice(slice);
+            (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d))
+        })
+    };
     let first_line = 1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count();
-    let mut de = serde_json::Deserializer::from_slice(text);
-    if let Ok(doc) = (DocSeed { arrays, line: first_line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)) {
+    if let Ok(doc) = read(text, first_line) {
         return vec![Ok(doc)];
     }
     let mut out = Vec::new();
     let mut docs = Documents::new(text);
     while let Some(span) = docs.next() {
-        let slice = &text[span.start..span.end];
-        let mut de = serde_json::Deserializer::from_slice(slice);
-        match (DocSeed { arrays, line: span.line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)) {
+        match read(&text[span.start..span.end], span.line) {
             Ok(doc) => out.push(Ok(doc)),
             Err(e) => {
                 let line = span.line + e.line().saturating_sub(1);
