@@ -194,8 +194,17 @@ impl<'a> Parser<'a> {
         Some((longest, exp))
     }
 
+    /// Past a run of digits; its length. Eight bytes at a time: the gaps are 12.8M numbers of
+    /// ~18 digits in a 100k-request file.
     fn digits(&mut self) -> usize {
         let start = self.i;
+        while let Some(chunk) = self.b.get(self.i..self.i + 8) {
+            let n = leading_digits(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+            self.i += n;
+            if n < 8 {
+                return self.i - start;
+            }
+        }
         while let Some(b'0'..=b'9') = self.b.get(self.i) {
             self.i += 1;
         }
@@ -287,7 +296,37 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// How many of the eight bytes (little-endian: the first in the text is the lowest) are ASCII
+/// digits before the first that is not. XOR with `'0'` maps the digits to 0..=9; a byte is not a
+/// digit if it then has its top bit set or exceeds 9 (adding 0x76 sets the top bit). A carry out of
+/// a byte can only disturb the bytes after the first non-digit, which are not looked at.
+fn leading_digits(chunk: u64) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = chunk ^ (ONES * u64::from(b'0'));
+    let not_digit = (x.wrapping_add(ONES * 0x76) | x) & (ONES * 0x80);
+    not_digit.trailing_zeros() as usize / 8
+}
+
 /// A byte below 0x20 (not allowed raw in a JSON string); written to vectorize.
 fn has_control(bytes: &[u8]) -> bool {
     bytes.iter().fold(false, |any, &b| any | (b < 0x20))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_digits_stop_at_the_first_other_byte() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut chunk = *b"01234567";
+                chunk[at] = b;
+                let want = if b.is_ascii_digit() { 8 } else { at };
+                assert_eq!(leading_digits(u64::from_le_bytes(chunk)), want, "{b:#x} at {at}");
+            }
+        }
+        assert_eq!(leading_digits(u64::from_le_bytes(*b"99\xff\xff9999")), 2);
+        assert_eq!(leading_digits(u64::from_le_bytes(*b"9999999,")), 7);
+    }
 }
