@@ -236,12 +236,28 @@ fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Optio
 }
 
 fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let (shifts, widened) = input::json::sanitize(text);
-    let text: &[u8] = widened.as_deref().unwrap_or(text);
     let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
         opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
-    let docs = read_documents(text, &shifts, &arrays, input);
+    // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
+    // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
+    let raw: &[u8] = text;
+    if let Some(doc) = read_doc_fast(raw, &arrays, first_line(raw)) {
+        return runs_of_docs(raw, vec![Ok(doc)], input, opts, sink);
+    }
+    let (shifts, widened) = input::json::sanitize(text);
+    let text: &[u8] = widened.as_deref().unwrap_or(text);
+    // Unless sanitizing quoted something, the fast path would give up on the whole text again.
+    let docs = read_documents(text, &shifts, &arrays, input, shifts.quoted > 0);
+    runs_of_docs(text, docs, input, opts, sink)
+}
 
+/// Line of the first non-blank character.
+fn first_line(text: &[u8]) -> usize {
+    1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count()
+}
+
+/// extract -> ... -> validate every document, and hand out the runs (or the errors).
+fn runs_of_docs(text: &[u8], docs: Vec<Result<Doc<'_>, Error>>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
     let mut found = 0;
     let mut errors: Vec<Error> = Vec::new();
     let mut index = 0;
@@ -296,22 +312,21 @@ fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn S
 /// Every document of a JSON text, or the error that stopped one. The usual file is one document
 /// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
 /// broken one, are found by their extent first, so that a bad line does not stop the others.
-fn read_documents<'t>(text: &'t [u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str) -> Vec<Result<Doc<'t>, Error>> {
+fn read_documents<'t>(text: &'t [u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str, fast_whole: bool) -> Vec<Result<Doc<'t>, Error>> {
     // Each document is first tried on the fast path, which gives up on anything unusual.
-    let read = |slice: &'t [u8], line: usize| {
-        read_doc_fast(slice, arrays, line).map(Ok).unwrap_or_else(|| {
+    let read = |slice: &'t [u8], line: usize, fast: bool| {
+        fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(Ok).unwrap_or_else(|| {
             let mut de = serde_json::Deserializer::from_slice(slice);
             (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d))
         })
     };
-    let first_line = 1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count();
-    if let Ok(doc) = read(text, first_line) {
+    if let Ok(doc) = read(text, first_line(text), fast_whole) {
         return vec![Ok(doc)];
     }
     let mut out = Vec::new();
     let mut docs = Documents::new(text);
     while let Some(span) = docs.next() {
-        match read(&text[span.start..span.end], span.line) {
+        match read(&text[span.start..span.end], span.line, true) {
             Ok(doc) => out.push(Ok(doc)),
             Err(e) => {
                 let line = span.line + e.line().saturating_sub(1);

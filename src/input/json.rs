@@ -23,15 +23,19 @@ use serde_json::Value;
 mod fast;
 pub use fast::read_doc as read_doc_fast;
 
-/// Where [`sanitize`] widened a line: (line, input column of the literal, bytes added).
+/// What [`sanitize`] did: where it widened a line, and how many literals it quoted.
 #[derive(Debug, Default, Clone)]
-pub struct Shifts(Vec<(usize, usize, usize)>);
+pub struct Shifts {
+    /// (line, input column of the literal, bytes added)
+    widened: Vec<(usize, usize, usize)>,
+    pub quoted: usize,
+}
 
 impl Shifts {
     /// The input column of an error reported at `(line, column)` of the sanitized text.
     pub fn input_column(&self, line: usize, column: usize) -> usize {
         let mut col = column;
-        for (l, c, d) in &self.0 {
+        for (l, c, d) in &self.widened {
             if *l == line && *c + *d < col {
                 col -= d;
             }
@@ -46,6 +50,7 @@ impl Shifts {
 /// input may be a memory-mapped file, which cannot grow).
 pub fn sanitize(buf: &mut [u8]) -> (Shifts, Option<Vec<u8>>) {
     let mut nans: Vec<usize> = Vec::new();
+    let mut infinities = 0;
     let len = buf.len();
     let mut i = 0;
     while i < len {
@@ -76,6 +81,7 @@ pub fn sanitize(buf: &mut [u8]) -> (Shifts, Option<Vec<u8>>) {
                 } else {
                     buf[i..i + 8].copy_from_slice(b"\"inf\"   ");
                 }
+                infinities += 1;
                 i += 8;
             }
             b'N' if buf[i..].starts_with(b"NaN") => {
@@ -85,7 +91,7 @@ pub fn sanitize(buf: &mut [u8]) -> (Shifts, Option<Vec<u8>>) {
             _ => i += 1,
         }
     }
-    let mut shifts = Shifts::default();
+    let mut shifts = Shifts { widened: Vec::new(), quoted: infinities + nans.len() };
     if nans.is_empty() {
         return (shifts, None);
     }
@@ -98,7 +104,7 @@ pub fn sanitize(buf: &mut [u8]) -> (Shifts, Option<Vec<u8>>) {
             line_start = counted + nl + 1;
         }
         counted = at;
-        shifts.0.push((line, at - line_start + 1, 2));
+        shifts.widened.push((line, at - line_start + 1, 2));
         out.extend_from_slice(&buf[from..at]);
         out.extend_from_slice(b"\"NaN\"");
         from = at + 3;
