@@ -126,17 +126,18 @@ pub fn normalize<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &
 /// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
 /// private memory map instead of being copied into memory (a vLLM result file with
 /// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
-pub fn normalize_file(file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let len = file.metadata().map_or(0, |m| m.len());
-    if len > 0 && len < usize::MAX as u64 {
+pub fn normalize_file(mut file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    use std::io::Seek;
+    // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
+    let mut head = Vec::new();
+    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok() && looks_like_json(&head);
+    file.rewind().map_err(|source| Error::Io { input: input.to_string(), source })?;
+    if json {
         // SAFETY: the map is private (copy on write): what the parser writes stays in this
         // process. A file truncated by someone else while it is read would fault, as it would
         // for any program that maps its input (ripgrep, for one); a result file is written once.
         if let Ok(mut map) = unsafe { memmap2::MmapOptions::new().map_copy(&file) } {
-            // The same look at the start as `normalize` takes through its reader.
-            if looks_like_json(&map[..map.len().min(64 * 1024)]) {
-                return normalize_json(&mut map, input, opts, sink);
-            }
+            return normalize_json(&mut map, input, opts, sink);
         }
     }
     normalize(std::io::BufReader::with_capacity(256 * 1024, file), input, opts, sink)
