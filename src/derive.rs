@@ -178,16 +178,16 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
             continue;
         }
         let (Some(ttft), Some(out)) = (req.ttft_ms[i], req.output_len[i]) else { continue };
-        let e2e = match (&req.latency_ms, &req.gaps_ms) {
+        let e2e = match (&req.latency_ms, &req.gap_sums_ms) {
             (Some(lat), _) => lat[i],
-            (None, Some(g)) => Some(ttft + g[i].0),
+            (None, Some(sums)) => Some(ttft + sums[i]),
             (None, None) => None,
         };
         let Some(e2e) = e2e else { continue };
         e2es.push(e2e);
-        if let Some(g) = &req.gaps_ms {
+        if let Some(counts) = &req.gap_counts {
             if out >= 1.0 {
-                chunks.push(out / (g[i].1 as f64 + 1.0));
+                chunks.push(out / (counts[i] as f64 + 1.0));
             }
         }
         if out <= 1.0 {

@@ -306,13 +306,21 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
         return Ok(None);
     };
     let latency_ms = numbers(&spec.latency);
-    let gaps_ms = spec.gaps.as_ref().and_then(|a| {
-        let factor = a.unit.and_then(|u| u.factor_to(crate::vocabulary::Unit::Ms)).unwrap_or(1.0);
-        match doc.array(&a.key)? {
-            Array::Gaps(v) => Some(v.iter().map(|(s, n)| (s * factor, *n)).collect::<Vec<_>>()),
-            _ => None,
-        }
-    });
+    // The sums of the gaps only stand in for a missing latency array: read them only then.
+    let (gap_counts, gap_sums_ms) = spec
+        .gaps
+        .as_ref()
+        .and_then(|a| {
+            let factor = a.unit.and_then(|u| u.factor_to(crate::vocabulary::Unit::Ms)).unwrap_or(1.0);
+            match doc.array(&a.key)? {
+                Array::Gaps { counts, sums } => {
+                    let sums_ms = if latency_ms.is_none() { sums.read().map(|s| s.iter().map(|s| s * factor).collect::<Vec<_>>()) } else { None };
+                    Some((Some(counts.clone()), sums_ms))
+                }
+                _ => None,
+            }
+        })
+        .unwrap_or_default();
     let (failed, first_errors) = match spec.error.as_ref().and_then(|a| doc.array(&a.key)) {
         Some(Array::Errors(f, first)) => (Some(f.clone()), first.clone()),
         _ => (None, Vec::new()),
@@ -329,5 +337,5 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
             message: format!("per-request arrays of different lengths: {}", list.join(", ")),
         });
     }
-    Ok(Some(Requests { ttft_ms, latency_ms, output_len, gaps_ms, failed, first_errors }))
+    Ok(Some(Requests { ttft_ms, latency_ms, output_len, gap_counts, gap_sums_ms, failed, first_errors }))
 }

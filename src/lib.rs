@@ -55,7 +55,7 @@ pub use validate::{Policy, Tolerances};
 
 use detect::{Block, BlockEnd, DocKind, Scanner};
 use error::Location;
-use input::json::{Doc, DocSeed, Documents};
+use input::json::{Doc, DocSeed, Documents, read_doc_fast};
 use report::{Format, Note, Truncation};
 use serde::de::DeserializeSeed;
 
@@ -115,12 +115,32 @@ pub fn normalize<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &
     if looks_like_json(reader.get_ref().0.get_ref()) {
         let mut text = Vec::new();
         reader.read_to_end(&mut text).map_err(io)?;
-        return normalize_json(text, input, opts, sink);
+        return normalize_json(&mut text, input, opts, sink);
     }
     if opts.reports_only {
         return Err(Error::NoResult { input: input.to_string(), looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into() });
     }
     normalize_text(reader, input, opts, sink)
+}
+
+/// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
+/// private memory map instead of being copied into memory (a vLLM result file with
+/// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
+pub fn normalize_file(mut file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    use std::io::Seek;
+    // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
+    let mut head = Vec::new();
+    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok() && looks_like_json(&head);
+    file.rewind().map_err(|source| Error::Io { input: input.to_string(), source })?;
+    if json {
+        // SAFETY: the map is private (copy on write): what the parser writes stays in this
+        // process. A file truncated by someone else while it is read would fault, as it would
+        // for any program that maps its input (ripgrep, for one); a result file is written once.
+        if let Ok(mut map) = unsafe { memmap2::MmapOptions::new().map_copy(&file) } {
+            return normalize_json(&mut map, input, opts, sink);
+        }
+    }
+    normalize(std::io::BufReader::with_capacity(256 * 1024, file), input, opts, sink)
 }
 
 /// A text that starts like a JSON object or list (after white space and a byte-order mark).
@@ -216,12 +236,29 @@ fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Optio
     })
 }
 
-fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let shifts = input::json::sanitize(&mut text);
+fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
     let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
         opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
-    let docs = read_documents(&text, &shifts, &arrays, input);
+    // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
+    // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
+    let raw: &[u8] = text;
+    if let Some(doc) = read_doc_fast(raw, &arrays, first_line(raw)) {
+        return runs_of_docs(raw, vec![Ok(doc)], input, opts, sink);
+    }
+    let (shifts, widened) = input::json::sanitize(text);
+    let text: &[u8] = widened.as_deref().unwrap_or(text);
+    // Unless sanitizing quoted something, the fast path would give up on the whole text again.
+    let docs = read_documents(text, &shifts, &arrays, input, shifts.quoted > 0);
+    runs_of_docs(text, docs, input, opts, sink)
+}
 
+/// Line of the first non-blank character.
+fn first_line(text: &[u8]) -> usize {
+    1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count()
+}
+
+/// extract -> ... -> validate every document, and hand out the runs (or the errors).
+fn runs_of_docs(text: &[u8], docs: Vec<Result<Doc<'_>, Error>>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
     let mut found = 0;
     let mut errors: Vec<Error> = Vec::new();
     let mut index = 0;
@@ -276,18 +313,21 @@ fn normalize_json(mut text: Vec<u8>, input: &str, opts: &Options, sink: &mut dyn
 /// Every document of a JSON text, or the error that stopped one. The usual file is one document
 /// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
 /// broken one, are found by their extent first, so that a bad line does not stop the others.
-fn read_documents(text: &[u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str) -> Vec<Result<Doc, Error>> {
-    let first_line = 1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count();
-    let mut de = serde_json::Deserializer::from_slice(text);
-    if let Ok(doc) = (DocSeed { arrays, line: first_line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)) {
+fn read_documents<'t>(text: &'t [u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str, fast_whole: bool) -> Vec<Result<Doc<'t>, Error>> {
+    // Each document is first tried on the fast path, which gives up on anything unusual.
+    let read = |slice: &'t [u8], line: usize, fast: bool| {
+        fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(Ok).unwrap_or_else(|| {
+            let mut de = serde_json::Deserializer::from_slice(slice);
+            (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d))
+        })
+    };
+    if let Ok(doc) = read(text, first_line(text), fast_whole) {
         return vec![Ok(doc)];
     }
     let mut out = Vec::new();
     let mut docs = Documents::new(text);
     while let Some(span) = docs.next() {
-        let slice = &text[span.start..span.end];
-        let mut de = serde_json::Deserializer::from_slice(slice);
-        match (DocSeed { arrays, line: span.line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)) {
+        match read(&text[span.start..span.end], span.line, true) {
             Ok(doc) => out.push(Ok(doc)),
             Err(e) => {
                 let line = span.line + e.line().saturating_sub(1);

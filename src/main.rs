@@ -344,11 +344,11 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
 /// Read one input (a path, or `-` for stdin), copying it to `tee` as it is read.
 fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, tee: Option<&mut Box<dyn Write + Send>>) -> Result<usize, Error> {
     let name = path.display().to_string();
-    let reader: Box<dyn io::BufRead> = if name == "-" {
-        Box::new(BufReader::with_capacity(256 * 1024, io::stdin()))
+    let file = if name == "-" {
+        None
     } else {
         match File::open(path) {
-            Ok(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
+            Ok(f) => Some(f),
             Err(source) => return Err(Error::Io { input: name, source }),
         }
     };
@@ -356,6 +356,12 @@ fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, t
     // or a terminal streams, and each run goes out the moment its block ends.
     let is_file = name != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
     let opts = Options { pipelined: is_file && tee.is_none(), ..*opts };
+    let reader: Box<dyn io::BufRead> = match file {
+        // A regular file, not copied anywhere: read by the library as a whole (a JSON file in place).
+        Some(f) if is_file && tee.is_none() => return bench_normalize::normalize_file(f, &name, &opts, sink),
+        Some(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
+        None => Box::new(BufReader::with_capacity(256 * 1024, io::stdin())),
+    };
     match tee {
         Some(w) => normalize(Tee { inner: reader, copy: w }, &name, &opts, sink),
         None => normalize(reader, &name, &opts, sink),

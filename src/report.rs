@@ -94,8 +94,11 @@ pub struct Requests {
     /// Request latency, when the file has it.
     pub latency_ms: Option<Vec<Option<f64>>>,
     pub output_len: Vec<Option<f64>>,
-    /// (sum, count) of each request's gaps between chunks (or tokens).
-    pub gaps_ms: Option<Vec<(f64, u32)>>,
+    /// Number of each request's gaps between chunks (or tokens).
+    pub gap_counts: Option<Vec<u32>>,
+    /// Sum of each request's gaps, only when there is no latency array (it then gives the E2E
+    /// latency).
+    pub gap_sums_ms: Option<Vec<f64>>,
     /// Failed (a non-empty error), per request.
     pub failed: Option<Vec<bool>>,
     /// The first few error messages.

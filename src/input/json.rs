@@ -11,6 +11,8 @@
 //! [`Doc`]: scalar and small fields as JSON values, and the per-request arrays (`ttfts`, `itls`,
 //! ...) into compact typed vectors as they stream past, so a 100k-request file is never held as a
 //! tree of values. Which keys are per-request arrays comes from the definitions' `[requests]`.
+//! A well-formed document is first tried on a fast path ([`read_doc_fast`]) that counts the gap
+//! lists instead of parsing them and skips the generated texts with memchr.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,15 +20,22 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-/// Where [`sanitize`] widened a line: (line, input column of the literal, bytes added).
+mod fast;
+pub use fast::read_doc as read_doc_fast;
+
+/// What [`sanitize`] did: where it widened a line, and how many literals it quoted.
 #[derive(Debug, Default, Clone)]
-pub struct Shifts(Vec<(usize, usize, usize)>);
+pub struct Shifts {
+    /// (line, input column of the literal, bytes added)
+    widened: Vec<(usize, usize, usize)>,
+    pub quoted: usize,
+}
 
 impl Shifts {
     /// The input column of an error reported at `(line, column)` of the sanitized text.
     pub fn input_column(&self, line: usize, column: usize) -> usize {
         let mut col = column;
-        for (l, c, d) in &self.0 {
+        for (l, c, d) in &self.widened {
             if *l == line && *c + *d < col {
                 col -= d;
             }
@@ -37,9 +46,11 @@ impl Shifts {
 
 /// Quote bare `Infinity` / `-Infinity` (in place, same length: `"inf"   `) and `NaN` (`"NaN"`,
 /// which widens the line) outside strings. Strings are skipped with memchr, so the pass runs at
-/// memory speed on a large file.
-pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
+/// memory speed on a large file. With a `NaN`, the widened text is returned as a new buffer (the
+/// input may be a memory-mapped file, which cannot grow).
+pub fn sanitize(buf: &mut [u8]) -> (Shifts, Option<Vec<u8>>) {
     let mut nans: Vec<usize> = Vec::new();
+    let mut infinities = 0;
     let len = buf.len();
     let mut i = 0;
     while i < len {
@@ -70,6 +81,7 @@ pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
                 } else {
                     buf[i..i + 8].copy_from_slice(b"\"inf\"   ");
                 }
+                infinities += 1;
                 i += 8;
             }
             b'N' if buf[i..].starts_with(b"NaN") => {
@@ -79,26 +91,26 @@ pub fn sanitize(buf: &mut Vec<u8>) -> Shifts {
             _ => i += 1,
         }
     }
-    let mut shifts = Shifts::default();
-    if !nans.is_empty() {
-        let (mut line, mut counted, mut line_start) = (1usize, 0usize, 0usize);
-        let mut out = Vec::with_capacity(buf.len() + 2 * nans.len());
-        let mut from = 0;
-        for at in nans {
-            for nl in memchr::memchr_iter(b'\n', &buf[counted..at]) {
-                line += 1;
-                line_start = counted + nl + 1;
-            }
-            counted = at;
-            shifts.0.push((line, at - line_start + 1, 2));
-            out.extend_from_slice(&buf[from..at]);
-            out.extend_from_slice(b"\"NaN\"");
-            from = at + 3;
-        }
-        out.extend_from_slice(&buf[from..]);
-        *buf = out;
+    let mut shifts = Shifts { widened: Vec::new(), quoted: infinities + nans.len() };
+    if nans.is_empty() {
+        return (shifts, None);
     }
-    shifts
+    let (mut line, mut counted, mut line_start) = (1usize, 0usize, 0usize);
+    let mut out = Vec::with_capacity(buf.len() + 2 * nans.len());
+    let mut from = 0;
+    for at in nans {
+        for nl in memchr::memchr_iter(b'\n', &buf[counted..at]) {
+            line += 1;
+            line_start = counted + nl + 1;
+        }
+        counted = at;
+        shifts.widened.push((line, at - line_start + 1, 2));
+        out.extend_from_slice(&buf[from..at]);
+        out.extend_from_slice(b"\"NaN\"");
+        from = at + 3;
+    }
+    out.extend_from_slice(&buf[from..]);
+    (shifts, Some(out))
 }
 
 /// One document's place in the text.
@@ -214,7 +226,7 @@ impl Iterator for Documents<'_> {
 pub enum ArrayKind {
     /// One number per request (`ttfts`, `output_lens`, `latencies`).
     Numbers,
-    /// One list of gaps per request (`itls`): kept as (sum, count) per request.
+    /// One list of gaps per request (`itls`): kept as count and sum per request.
     Gaps,
     /// One string per request, non-empty on failure (`errors`).
     Errors,
@@ -224,20 +236,48 @@ pub enum ArrayKind {
 
 /// A per-request array, compact.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Array {
+pub enum Array<'t> {
     Numbers(Vec<Option<f64>>),
-    /// (sum, number of gaps) per request
-    Gaps(Vec<(f64, u32)>),
+    /// Per request: the number of gaps, and their sum.
+    Gaps { counts: Vec<u32>, sums: GapSums<'t> },
     /// failed?, and the first few messages
     Errors(Vec<bool>, Vec<String>),
     Counted(usize),
 }
 
-impl Array {
+/// The sums of the gaps, read; or their list in the text, left for [`GapSums::read`] (the fast
+/// path counts the gaps without parsing them: the sums serve only as E2E latency, for a document
+/// without a latency array).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GapSums<'t> {
+    Read(Vec<f64>),
+    Unread(&'t [u8]),
+}
+
+impl GapSums<'_> {
+    /// The sum of each request's gaps (`None` if the list in the text does not read, which the
+    /// fast path has already ruled out).
+    pub fn read(&self) -> Option<std::borrow::Cow<'_, [f64]>> {
+        match self {
+            GapSums::Read(v) => Some(v.into()),
+            GapSums::Unread(text) => {
+                let mut de = serde_json::Deserializer::from_slice(text);
+                let array = ArraySeed(ArrayKind::Gaps).deserialize(&mut de).ok()?;
+                de.end().ok()?;
+                match array? {
+                    Array::Gaps { sums: GapSums::Read(v), .. } => Some(v.into()),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+impl Array<'_> {
     pub fn len(&self) -> usize {
         match self {
             Array::Numbers(v) => v.len(),
-            Array::Gaps(v) => v.len(),
+            Array::Gaps { counts, .. } => counts.len(),
             Array::Errors(v, _) => v.len(),
             Array::Counted(n) => *n,
         }
@@ -249,24 +289,24 @@ impl Array {
 }
 
 /// One JSON document (one run, or a report).
-#[derive(Debug, Clone, Default)]
-pub struct Doc {
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Doc<'t> {
     /// 1-based line where the document starts.
     pub line: usize,
     /// Top-level keys other than per-request arrays, in order.
     pub fields: Vec<(String, Value)>,
     /// Per-request arrays by key.
-    pub arrays: Vec<(String, Array)>,
+    pub arrays: Vec<(String, Array<'t>)>,
     /// The document was a JSON array of objects (each becomes a document of its own).
-    pub elements: Vec<Doc>,
+    pub elements: Vec<Doc<'t>>,
 }
 
-impl Doc {
+impl<'t> Doc<'t> {
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    pub fn array(&self, key: &str) -> Option<&Array> {
+    pub fn array(&self, key: &str) -> Option<&Array<'t>> {
         self.arrays.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -282,8 +322,8 @@ pub struct DocSeed<'a> {
 }
 
 impl<'de> DeserializeSeed<'de> for DocSeed<'_> {
-    type Value = Doc;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Doc, D::Error> {
+    type Value = Doc<'static>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Doc<'static>, D::Error> {
         d.deserialize_any(DocVisitor { arrays: self.arrays, line: self.line })
     }
 }
@@ -294,13 +334,13 @@ struct DocVisitor<'a> {
 }
 
 impl<'de> Visitor<'de> for DocVisitor<'_> {
-    type Value = Doc;
+    type Value = Doc<'static>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON object (or a list of objects)")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc<'static>, A::Error> {
         let mut doc = Doc { line: self.line, ..Default::default() };
         while let Some(key) = map.next_key::<String>()? {
             match self.arrays.get(&key) {
@@ -319,7 +359,7 @@ impl<'de> Visitor<'de> for DocVisitor<'_> {
         Ok(doc)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Doc<'static>, A::Error> {
         let mut doc = Doc { line: self.line, ..Default::default() };
         while let Some(el) = seq.next_element_seed(DocSeed { arrays: self.arrays, line: self.line })? {
             doc.elements.push(el);
@@ -331,8 +371,8 @@ impl<'de> Visitor<'de> for DocVisitor<'_> {
 struct ArraySeed(ArrayKind);
 
 impl<'de> DeserializeSeed<'de> for ArraySeed {
-    type Value = Option<Array>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<Array>, D::Error> {
+    type Value = Option<Array<'static>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<Array<'static>>, D::Error> {
         d.deserialize_any(ArrayVisitor(self.0))
     }
 }
@@ -401,17 +441,17 @@ impl<'de> de::Deserialize<'de> for GapSum {
 }
 
 impl<'de> Visitor<'de> for ArrayVisitor {
-    type Value = Option<Array>;
+    type Value = Option<Array<'static>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list with one entry per request")
     }
 
-    fn visit_unit<E>(self) -> Result<Option<Array>, E> {
+    fn visit_unit<E>(self) -> Result<Option<Array<'static>>, E> {
         Ok(None)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Array>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Array<'static>>, A::Error> {
         Ok(Some(match self.0 {
             ArrayKind::Numbers => {
                 let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0));
@@ -421,11 +461,12 @@ impl<'de> Visitor<'de> for ArrayVisitor {
                 Array::Numbers(v)
             }
             ArrayKind::Gaps => {
-                let mut v = Vec::new();
+                let (mut counts, mut sums) = (Vec::new(), Vec::new());
                 while let Some(GapSum(s, n)) = seq.next_element()? {
-                    v.push((s, n));
+                    counts.push(n);
+                    sums.push(s);
                 }
-                Array::Gaps(v)
+                Array::Gaps { counts, sums: GapSums::Read(sums) }
             }
             ArrayKind::Errors => {
                 let (mut failed, mut first) = (Vec::new(), Vec::new());
@@ -455,8 +496,8 @@ mod tests {
 
     fn sanitized(s: &str) -> String {
         let mut b = s.as_bytes().to_vec();
-        sanitize(&mut b);
-        String::from_utf8(b).unwrap()
+        let widened = sanitize(&mut b).1;
+        String::from_utf8(widened.unwrap_or(b)).unwrap()
     }
 
     #[test]
@@ -468,7 +509,8 @@ mod tests {
     #[test]
     fn error_columns_map_back_to_the_input() {
         let mut b = b"{\"a\": NaN, \"b\": }".to_vec();
-        let shifts = sanitize(&mut b);
+        let (shifts, widened) = sanitize(&mut b);
+        let b = widened.unwrap();
         let err = serde_json::from_slice::<Value>(&b).unwrap_err();
         // `}` is at input column 17; the sanitized text has it at 19.
         assert_eq!((err.line(), err.column()), (1, 19));
@@ -504,13 +546,65 @@ mod tests {
         .into();
         let text = r#"{"duration": 2.5, "ttfts": [0.1, NaN], "itls": [[0.01, 0.02], []], "errors": ["", "HTTP 500"], "generated_texts": ["a", "b"]}"#;
         let mut b = text.as_bytes().to_vec();
-        sanitize(&mut b);
+        let b = sanitize(&mut b).1.unwrap_or(b);
         let mut de = serde_json::Deserializer::from_slice(&b);
         let doc = DocSeed { arrays: &arrays, line: 1 }.deserialize(&mut de).unwrap();
         assert_eq!(doc.get("duration"), Some(&Value::from(2.5)));
         assert_eq!(doc.array("ttfts"), Some(&Array::Numbers(vec![Some(0.1), None])));
-        assert_eq!(doc.array("itls"), Some(&Array::Gaps(vec![(0.03, 2), (0.0, 0)])));
+        assert_eq!(doc.array("itls"), Some(&Array::Gaps { counts: vec![2, 0], sums: GapSums::Read(vec![0.03, 0.0]) }));
         assert_eq!(doc.array("errors"), Some(&Array::Errors(vec![false, true], vec!["HTTP 500".into()])));
         assert_eq!(doc.array("generated_texts"), Some(&Array::Counted(2)));
+    }
+
+    /// The fast path reads what the slow path reads, or gives up; it never accepts what the slow
+    /// path rejects.
+    #[test]
+    fn the_fast_path_reads_what_serde_reads_or_gives_up() {
+        let arrays: HashMap<String, ArrayKind> = [
+            ("ttfts".to_string(), ArrayKind::Numbers),
+            ("itls".to_string(), ArrayKind::Gaps),
+            ("errors".to_string(), ArrayKind::Errors),
+            ("generated_texts".to_string(), ArrayKind::Counted),
+        ]
+        .into();
+        let read_sums = |mut doc: Doc<'_>| -> Doc<'static> {
+            let arrays = doc.arrays.drain(..).map(|(k, a)| match a {
+                Array::Gaps { counts, sums } => (k, Array::Gaps { counts, sums: GapSums::Read(sums.read().unwrap().into_owned()) }),
+                Array::Numbers(v) => (k, Array::Numbers(v)),
+                Array::Errors(f, e) => (k, Array::Errors(f, e)),
+                Array::Counted(n) => (k, Array::Counted(n)),
+            });
+            Doc { line: doc.line, fields: doc.fields, arrays: arrays.collect(), elements: Vec::new() }
+        };
+        let cases = [
+            (r#"{"duration": 2.5, "ttfts": [0.1, 2], "itls": [[0.01, 0.02], [], null, [1e-7, -0, 2E+2]], "errors": ["", "HTTP 500", null], "generated_texts": ["a\n\u00e9", null, 3]}"#, true),
+            (" {\n \"a\": {\"b\": [1, {\"c\": null}]}, \"itls\": null, \"generated_texts\": null, \"s\": \"x\\\"y\"\n} \n", true),
+            ("{}", true),
+            (r#"{"itls": [[0.1, "NaN"]]}"#, false),
+            (r#"{"itls": [[0.1, 1e400]]}"#, false),
+            (r#"{"itls": [[0.1, 01]]}"#, false),
+            (r#"{"itls": [0.1]}"#, false),
+            (r#"{"itls": [[0.1,]]}"#, false),
+            (r#"{"generated_texts": ["a\x"]}"#, false),
+            ("{\"generated_texts\": [\"a\u{1}\"]}", false),
+            (r#"{"generated_texts": [true]}"#, false),
+            (r#"{"d\u0061te": 1}"#, false),
+            (r#"{"a": 1,}"#, false),
+            (r#"{"a": 1} x"#, false),
+            (r#"[{"a": 1}]"#, false),
+            (r#"{"a": tru}"#, false),
+            (r#"{"a": [1 2]}"#, false),
+        ];
+        for (text, fast) in cases {
+            let mut de = serde_json::Deserializer::from_slice(text.as_bytes());
+            let slow = DocSeed { arrays: &arrays, line: 1 }.deserialize(&mut de).and_then(|d| de.end().map(|_| d));
+            match read_doc_fast(text.as_bytes(), &arrays, 1) {
+                Some(doc) => assert_eq!(Some(read_sums(doc)), slow.ok(), "{text}"),
+                None => assert!(!fast, "the fast path gave up on {text}"),
+            }
+        }
+        // Nesting near serde_json's limit is left to the slow path, which counts the top level.
+        let deep = format!(r#"{{"a": {}{}}}"#, "[".repeat(127), "]".repeat(127));
+        assert!(read_doc_fast(deep.as_bytes(), &arrays, 1).is_none());
     }
 }
