@@ -375,10 +375,19 @@ impl Definition {
     /// The specs that may read a label, in definition order.
     fn specs_for(&self, label: &str) -> impl Iterator<Item = &RowSpec> {
         let literal = self.label_index.get(label).map(Vec::as_slice).unwrap_or(&[]);
-        let mut ids: Vec<usize> = literal.iter().chain(self.templated.iter()).copied().collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.into_iter().map(|i| &self.rows[i])
+        // Both lists are ascending: merge them (this runs for every row, so without a Vec).
+        let (mut a, mut b) = (literal.iter().copied().peekable(), self.templated.iter().copied().peekable());
+        std::iter::from_fn(move || {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => *x.min(y),
+                (Some(x), None) => *x,
+                (None, Some(y)) => *y,
+                (None, None) => return None,
+            };
+            while a.next_if_eq(&next).is_some() || b.next_if_eq(&next).is_some() {}
+            Some(next)
+        })
+        .map(|i| &self.rows[i])
     }
 
     /// The spec for a row, by section, label and occurrence.

@@ -64,8 +64,13 @@ pub fn round(x: f64) -> f64 {
 /// A figure in a message or formula: as the tools print it (2 decimals, trailing zeros dropped),
 /// more significant digits below 1.
 pub fn show(x: f64) -> String {
-    let s = if x.abs() >= 1.0 { format!("{x:.2}") } else { format!("{:.4}", round(x)) };
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+    let mut s = if x.abs() >= 1.0 { format!("{x:.2}") } else { format!("{:.4}", round(x)) };
+    if s.contains('.') {
+        // Cut in place: no second string.
+        let keep = s.trim_end_matches('0').trim_end_matches('.').len();
+        s.truncate(keep);
+    }
+    s
 }
 
 /// Compute the derived figures of a run.

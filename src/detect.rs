@@ -90,6 +90,32 @@ pub struct Scanner<'d> {
     ready: std::collections::VecDeque<Block<'d>>,
     /// A finished block whose variant prints a trailer: held until the trailer or other lines.
     held: Option<Held<'d>>,
+    known: KnownLabels<'d>,
+}
+
+/// Which text definitions know a label, remembered per label: the same few dozen labels come
+/// back in every block, and matching one against every templated row spec is what costs.
+struct KnownLabels<'d> {
+    defs: Vec<&'d Definition>,
+    /// Label to a bit mask over `defs` (the first 64; others are asked every time).
+    cache: rustc_hash::FxHashMap<String, u64>,
+}
+
+impl<'d> KnownLabels<'d> {
+    /// Labels remembered at most (a log with endless distinct labels keeps memory bounded).
+    const MAX: usize = 4096;
+
+    fn knows(&mut self, d: &Definition, label: &str) -> bool {
+        let Some(i) = self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d)) else { return d.knows_label(label) };
+        if let Some(mask) = self.cache.get(label) {
+            return mask & (1 << i) != 0;
+        }
+        let mask = self.defs.iter().take(64).enumerate().fold(0u64, |m, (j, t)| if t.knows_label(label) { m | 1 << j } else { m });
+        if self.cache.len() < Self::MAX {
+            self.cache.insert(label.to_string(), mask);
+        }
+        mask & (1 << i) != 0
+    }
 }
 
 struct Held<'d> {
@@ -120,6 +146,7 @@ impl<'d> Scanner<'d> {
         others.extend(banners.iter().cloned());
         let build = |pats: &[String]| Literals::new(pats);
         Scanner {
+            known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
             text_defs,
             literals: build(&others),
             banner_literals: build(&banners),
@@ -337,7 +364,7 @@ impl<'d> Scanner<'d> {
             let row = split_row(text);
             let is_row = row.is_some_and(|r| {
                 let label = label_key(r.label);
-                open.candidates.iter().any(|d| d.knows_label(&label))
+                open.candidates.iter().any(|d| self.known.knows(d, &label))
             });
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
             let ends_after = is_row
@@ -429,7 +456,8 @@ impl<'d> Scanner<'d> {
         let before = &line.text[..at];
         let prefix = if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
-        let mut body = Vec::new();
+        // Room for a usual block's lines (about 40), so that it is not regrown line by line.
+        let mut body = Vec::with_capacity(48);
         if banner_is_row {
             body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
         }
@@ -474,7 +502,7 @@ impl<'d> Scanner<'d> {
         // banner that it reads as context count too), then the most labels; on a tie, the first.
         let context_labels_seen: Vec<&String> = open.context.keys().collect();
         // Which candidates know each label, worked out once.
-        let knowers: Vec<Vec<bool>> = labels.iter().map(|l| open.candidates.iter().map(|d| d.knows_label(l)).collect()).collect();
+        let knowers: Vec<Vec<bool>> = labels.iter().map(|l| open.candidates.iter().map(|d| self.known.knows(d, l)).collect()).collect();
         let scored: Vec<(&Definition, (usize, usize))> = open
             .candidates
             .iter()

@@ -38,6 +38,8 @@ pub struct Extracted {
 pub fn extract(block: &Block) -> Extracted {
     let def = block.definition;
     let mut out = Extracted::default();
+    out.rows.reserve(block.context.len() + block.body.len());
+    out.assignments.reserve(block.context.len() + block.body.len());
 
     for c in &block.context {
         let (label, value) = (c.label.as_str(), c.value.as_str());
