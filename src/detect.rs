@@ -80,6 +80,8 @@ pub struct Scanner<'d> {
     /// The literal text every banner, trailer banner and context label contains: a line with none
     /// of them (and no table row) is skipped on its bytes outside a block, without decoding.
     literals: Literals,
+    /// The same literals in one automaton, to find the first of them in a whole buffer.
+    any_literal: aho_corasick::AhoCorasick,
     /// The literal text of the banners alone: a line inside a block is only tried as a new banner
     /// when it has one.
     banner_literals: Literals,
@@ -149,6 +151,7 @@ impl<'d> Scanner<'d> {
             known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
             text_defs,
             literals: build(&others),
+            any_literal: Literals::automaton(&others),
             banner_literals: build(&banners),
             context_labels,
             context: HashMap::new(),
@@ -164,6 +167,25 @@ impl<'d> Scanner<'d> {
         let mut v: Vec<String> = self.text_defs.iter().map(|d| format!("{} ({})", d.block.as_ref().expect("text definition").banner.as_str(), d.id)).collect();
         v.dedup();
         v.join("; ")
+    }
+
+    /// Whether every line is read now (inside a block, or with a block waiting for its trailer).
+    pub fn in_block(&self) -> bool {
+        self.open.is_some() || self.held.is_some()
+    }
+
+    /// Outside a block: where in `hay` (raw lines, from a line start) the first line that
+    /// [`Scanner::wants`] may want lies: at its first literal, or at a `|` that opens a line.
+    /// `None`: no line in `hay` is wanted.
+    pub fn first_wanted(&self, hay: &[u8]) -> Option<usize> {
+        if self.in_block() {
+            return Some(0);
+        }
+        let literal = self.any_literal.find(hay).map(|m| m.start());
+        let before = &hay[..literal.unwrap_or(hay.len())];
+        // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
+        let opens_line = |i: usize| before[..i].iter().rev().take_while(|b| !matches!(b, b'\n' | b'\r')).all(|b| matches!(b, b' ' | b'\t' | 0x0c));
+        memchr::memchr_iter(b'|', before).find(|&i| opens_line(i)).or(literal)
     }
 
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
@@ -557,6 +579,11 @@ impl Literals {
         uniq.sort();
         uniq.dedup();
         Literals(uniq.into_iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
+    }
+
+    fn automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
+        let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
+        aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).build(uniq).expect("a few short literals")
     }
 
     fn is_match(&self, hay: impl AsRef<[u8]>) -> bool {
