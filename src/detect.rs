@@ -391,8 +391,7 @@ impl<'d> Scanner<'d> {
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
-                    let label = row.map(|r| label_key(r.label)).unwrap_or_default();
-                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == label)
+                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == row.map(|r| label_key(r.label)).unwrap_or_default())
                 });
             if is_row || is_section {
                 open.noise_run = 0;
