@@ -147,6 +147,43 @@ pub struct BlockSpec {
     pub section_strip: String,
     /// Lines inside a block that are known noise (log lines of other processes).
     pub noise: Vec<Regex>,
+    /// What `end` and `section` can start with: most lines of a block are rows, and are not tried.
+    pub end_first: FirstBytes,
+    pub section_first: FirstBytes,
+}
+
+/// The bytes a match of a regular expression anchored at the start (`^...`) can begin with, so
+/// that a text starting with none of them is not searched. Unknown (no `^`, a class too large, a
+/// pattern that matches the empty text): every text may match.
+#[derive(Debug, Clone, Default)]
+pub struct FirstBytes(Option<Box<[bool; 256]>>);
+
+impl FirstBytes {
+    pub fn of(re: Option<&Regex>) -> FirstBytes {
+        use regex_syntax::hir::{Look, literal::Extractor};
+        let Some(hir) = re.and_then(|re| regex_syntax::parse(re.as_str()).ok()) else { return FirstBytes(None) };
+        if !hir.properties().look_set_prefix().contains(Look::Start) {
+            return FirstBytes(None);
+        }
+        let seq = Extractor::new().extract(&hir);
+        let Some(lits) = seq.literals() else { return FirstBytes(None) };
+        let mut table = Box::new([false; 256]);
+        for l in lits {
+            match l.as_bytes().first() {
+                Some(b) => table[*b as usize] = true,
+                None => return FirstBytes(None),
+            }
+        }
+        FirstBytes(Some(table))
+    }
+
+    /// False only when the regular expression cannot match `text`.
+    pub fn may_match(&self, text: &str) -> bool {
+        match &self.0 {
+            None => true,
+            Some(t) => text.as_bytes().first().is_some_and(|b| t[*b as usize]),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -735,10 +772,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                 return Err(err_at(b.banner.span().start, "block", "a block needs `end` or `end_after_label`".into()));
             }
             let section = b.section.as_ref().map(|s| spanned_regex(s, "block.section")).transpose()?;
+            let end = b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?;
             Some(BlockSpec {
                 banner: spanned_regex(&b.banner, "block.banner")?,
                 banner_is_row: b.banner_is_row,
-                end: b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?,
+                end_first: FirstBytes::of(end.as_ref()),
+                section_first: FirstBytes::of(section.as_ref()),
+                end,
                 end_after_label: b.end_after_label.map(|l| normalize_label(&l)),
                 section,
                 section_strip: b.section_strip.clone(),
@@ -1024,6 +1064,16 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_bytes_of_anchored_patterns() {
+        let fb = |p: &str| FirstBytes::of(Some(&Regex::new(p).unwrap()));
+        assert!(fb("^=+$").may_match("=====") && !fb("^=+$").may_match("Mean TTFT (ms): 1") && !fb("^=+$").may_match(""));
+        assert!(fb("^-{3,}(.*-{3,})?$").may_match("---x---") && !fb("^-{3,}(.*-{3,})?$").may_match("x---"));
+        // Not anchored, or matching the empty text: no filter.
+        assert!(fb("=+$").may_match("x") && fb("^x*$").may_match("") && fb("^x*$").may_match("y"));
+        assert!(FirstBytes::of(None).may_match("anything"));
+    }
 
     #[test]
     fn builtins_load() {

@@ -373,7 +373,7 @@ impl<'d> Scanner<'d> {
             }
             let text = strip_prefix(&line.text, &open.prefix);
             let trimmed = text.trim_ascii();
-            if open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.end.as_ref()).is_some_and(|e| e.is_match(trimmed))) {
+            if open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed)))) {
                 let number = line.number;
                 let mut done = self.open.take().expect("open");
                 done.last_row_line = number;
@@ -388,7 +388,7 @@ impl<'d> Scanner<'d> {
                 let label = label_key(r.label);
                 open.candidates.iter().any(|d| self.known.knows(d, &label))
             });
-            let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
+            let is_section = open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
                     d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == row.map(|r| label_key(r.label)).unwrap_or_default())
@@ -647,7 +647,7 @@ fn table_row(text: &str) -> Option<(String, String)> {
 pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
     let block = def.block.as_ref()?;
     let re = block.section.as_ref()?;
-    if !re.is_match(trimmed) {
+    if !block.section_first.may_match(trimmed) || !re.is_match(trimmed) {
         return None;
     }
     // The name is the header without its padding (a capture group would cost far more).
