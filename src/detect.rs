@@ -523,14 +523,22 @@ impl<'d> Scanner<'d> {
         // banner that it reads as context count too), then the most labels; on a tie, the first.
         let context_labels_seen: Vec<&String> = open.context.keys().collect();
         // Which candidates know each label, worked out once.
-        let knowers: Vec<Vec<bool>> = labels.iter().map(|l| open.candidates.iter().map(|d| self.known.knows(d, l)).collect()).collect();
+        // One flat table, a row of candidates per label (not a Vec per label).
+        let n = open.candidates.len();
+        let mut table = Vec::with_capacity(labels.len() * n);
+        for l in &labels {
+            for d in &open.candidates {
+                table.push(self.known.knows(d, l));
+            }
+        }
+        let knowers = || table.chunks_exact(n.max(1));
         let scored: Vec<(&Definition, (usize, usize))> = open
             .candidates
             .iter()
             .enumerate()
             .map(|(i, d)| {
-                let known = knowers.iter().filter(|k| k[i]).count();
-                let unique = knowers.iter().filter(|k| k[i] && k.iter().filter(|x| **x).count() == 1).count();
+                let known = knowers().filter(|k| k[i]).count();
+                let unique = knowers().filter(|k| k[i] && k.iter().filter(|x| **x).count() == 1).count();
                 let context = context_labels_seen.iter().filter(|l| d.context_spec(l).is_some()).count();
                 (*d, (unique + context, known))
             })
