@@ -149,6 +149,43 @@ pub struct BlockSpec {
     pub noise: Vec<Regex>,
     /// The block is one or more tables of several columns (console tables, CSV exports).
     pub table: Option<TableSpec>,
+    /// What `end` and `section` can start with: most lines of a block are rows, and are not tried.
+    pub end_first: FirstBytes,
+    pub section_first: FirstBytes,
+}
+
+/// The bytes a match of a regular expression anchored at the start (`^...`) can begin with, so
+/// that a text starting with none of them is not searched. Unknown (no `^`, a class too large, a
+/// pattern that matches the empty text): every text may match.
+#[derive(Debug, Clone, Default)]
+pub struct FirstBytes(Option<Box<[bool; 256]>>);
+
+impl FirstBytes {
+    pub fn of(re: Option<&Regex>) -> FirstBytes {
+        use regex_syntax::hir::{Look, literal::Extractor};
+        let Some(hir) = re.and_then(|re| regex_syntax::parse(re.as_str()).ok()) else { return FirstBytes(None) };
+        if !hir.properties().look_set_prefix().contains(Look::Start) {
+            return FirstBytes(None);
+        }
+        let seq = Extractor::new().extract(&hir);
+        let Some(lits) = seq.literals() else { return FirstBytes(None) };
+        let mut table = Box::new([false; 256]);
+        for l in lits {
+            match l.as_bytes().first() {
+                Some(b) => table[*b as usize] = true,
+                None => return FirstBytes(None),
+            }
+        }
+        FirstBytes(Some(table))
+    }
+
+    /// False only when the regular expression cannot match `text`.
+    pub fn may_match(&self, text: &str) -> bool {
+        match &self.0 {
+            None => true,
+            Some(t) => text.as_bytes().first().is_some_and(|b| t[*b as usize]),
+        }
+    }
 }
 
 /// A block made of tables: how a line is cut into cells, and what a row is.
@@ -275,10 +312,32 @@ impl PartialEq for Target {
 
 impl Target {
     pub fn path(&self) -> String {
-        match self.stat {
-            Some(k) => format!("{}.{k}", self.field.path),
-            None => self.field.path.to_string(),
+        let Some(k) = self.stat else { return self.field.path.to_string() };
+        // Built by hand: this runs for every row read, and format! cost several times more.
+        let mut s = String::with_capacity(self.field.path.len() + 8);
+        s.push_str(self.field.path);
+        s.push('.');
+        match k {
+            // `p99`, as Display writes a whole percentile.
+            StatKey::P(p) if p.fract() == 0.0 && (0.0..1e6).contains(&p) => {
+                s.push('p');
+                let (mut n, mut digits, mut i) = (p as u64, [0u8; 8], 8);
+                loop {
+                    i -= 1;
+                    digits[i] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                s.extend(digits[i..].iter().map(|b| *b as char));
+            }
+            k => {
+                use std::fmt::Write;
+                let _ = write!(s, "{k}");
+            }
         }
+        s
     }
 }
 
@@ -418,10 +477,19 @@ impl Definition {
     /// The specs that may read a label, in definition order.
     fn specs_for(&self, label: &str) -> impl Iterator<Item = &RowSpec> {
         let literal = self.label_index.get(label).map(Vec::as_slice).unwrap_or(&[]);
-        let mut ids: Vec<usize> = literal.iter().chain(self.templated.iter()).copied().collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.into_iter().map(|i| &self.rows[i])
+        // Both lists are ascending: merge them (this runs for every row, so without a Vec).
+        let (mut a, mut b) = (literal.iter().copied().peekable(), self.templated.iter().copied().peekable());
+        std::iter::from_fn(move || {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => *x.min(y),
+                (Some(x), None) => *x,
+                (None, Some(y)) => *y,
+                (None, None) => return None,
+            };
+            while a.next_if_eq(&next).is_some() || b.next_if_eq(&next).is_some() {}
+            Some(next)
+        })
+        .map(|i| &self.rows[i])
     }
 
     /// The spec for a row, by section, label and occurrence.
@@ -806,10 +874,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                 }),
             };
             let section = b.section.as_ref().map(|s| spanned_regex(s, "block.section")).transpose()?;
+            let end = b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?;
             Some(BlockSpec {
                 banner: spanned_regex(&b.banner, "block.banner")?,
                 banner_is_row: b.banner_is_row,
-                end: b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?,
+                end_first: FirstBytes::of(end.as_ref()),
+                section_first: FirstBytes::of(section.as_ref()),
+                end,
                 end_after_label: b.end_after_label.map(|l| normalize_label(&l)),
                 section,
                 section_strip: b.section_strip.clone(),
@@ -1110,6 +1181,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn first_bytes_of_anchored_patterns() {
+        let fb = |p: &str| FirstBytes::of(Some(&Regex::new(p).unwrap()));
+        assert!(fb("^=+$").may_match("=====") && !fb("^=+$").may_match("Mean TTFT (ms): 1") && !fb("^=+$").may_match(""));
+        assert!(fb("^-{3,}(.*-{3,})?$").may_match("---x---") && !fb("^-{3,}(.*-{3,})?$").may_match("x---"));
+        // Not anchored, or matching the empty text: no filter.
+        assert!(fb("=+$").may_match("x") && fb("^x*$").may_match("") && fb("^x*$").may_match("y"));
+        assert!(FirstBytes::of(None).may_match("anything"));
+    }
+
+    #[test]
     fn builtins_load() {
         let defs = Definitions::builtin();
         assert!(defs.get("vllm-bench-serve").is_some());
@@ -1155,6 +1236,10 @@ mod tests {
         let d = parse(&format!("{HEAD}[[row]]\nlabel = \"Average latency:\"\nfield = \"reported.e2e_ms.mean\"\nunit = \"s\"\n"), "t.toml").unwrap();
         let t = d.rows[0].target.as_ref().unwrap();
         assert_eq!(t.path(), "reported.e2e_ms.mean");
+        for k in [StatKey::P(0.0), StatKey::P(50.0), StatKey::P(99.0), StatKey::P(99.9), StatKey::P(100.0), StatKey::P(123456.0), StatKey::Max, StatKey::Std, StatKey::Min] {
+            let t = Target { field: t.field, stat: Some(k) };
+            assert_eq!(t.path(), format!("{}.{k}", t.field.path));
+        }
         assert_eq!(d.rows[0].unit, Some(Unit::S));
     }
 }

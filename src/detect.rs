@@ -90,6 +90,8 @@ pub struct Scanner<'d> {
     /// The literal text every banner, trailer banner and context label contains: a line with none
     /// of them (and no table row) is skipped on its bytes outside a block, without decoding.
     literals: Literals,
+    /// The same literals in one automaton, to find the first of them in a whole buffer.
+    any_literal: aho_corasick::AhoCorasick,
     /// The literal text of the banners alone: a line inside a block is only tried as a new banner
     /// when it has one.
     banner_literals: Literals,
@@ -100,6 +102,32 @@ pub struct Scanner<'d> {
     ready: std::collections::VecDeque<Block<'d>>,
     /// A finished block whose variant prints a trailer: held until the trailer or other lines.
     held: Option<Held<'d>>,
+    known: KnownLabels<'d>,
+}
+
+/// Which text definitions know a label, remembered per label: the same few dozen labels come
+/// back in every block, and matching one against every templated row spec is what costs.
+struct KnownLabels<'d> {
+    defs: Vec<&'d Definition>,
+    /// Label to a bit mask over `defs` (the first 64; others are asked every time).
+    cache: rustc_hash::FxHashMap<String, u64>,
+}
+
+impl<'d> KnownLabels<'d> {
+    /// Labels remembered at most (a log with endless distinct labels keeps memory bounded).
+    const MAX: usize = 4096;
+
+    fn knows(&mut self, d: &Definition, label: &str) -> bool {
+        let Some(i) = self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d)) else { return d.knows_label(label) };
+        if let Some(mask) = self.cache.get(label) {
+            return mask & (1 << i) != 0;
+        }
+        let mask = self.defs.iter().take(64).enumerate().fold(0u64, |m, (j, t)| if t.knows_label(label) { m | 1 << j } else { m });
+        if self.cache.len() < Self::MAX {
+            self.cache.insert(label.to_string(), mask);
+        }
+        mask & (1 << i) != 0
+    }
 }
 
 struct Held<'d> {
@@ -130,8 +158,10 @@ impl<'d> Scanner<'d> {
         others.extend(banners.iter().cloned());
         let build = |pats: &[String]| Literals::new(pats);
         Scanner {
+            known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
             text_defs,
             literals: build(&others),
+            any_literal: Literals::automaton(&others),
             banner_literals: build(&banners),
             context_labels,
             context: HashMap::new(),
@@ -147,6 +177,25 @@ impl<'d> Scanner<'d> {
         let mut v: Vec<String> = self.text_defs.iter().map(|d| format!("{} ({})", d.block.as_ref().expect("text definition").banner.as_str(), d.id)).collect();
         v.dedup();
         v.join("; ")
+    }
+
+    /// Whether every line is read now (inside a block, or with a block waiting for its trailer).
+    pub fn in_block(&self) -> bool {
+        self.open.is_some() || self.held.is_some()
+    }
+
+    /// Outside a block: where in `hay` (raw lines, from a line start) the first line that
+    /// [`Scanner::wants`] may want lies: at its first literal, or at a `|` that opens a line.
+    /// `None`: no line in `hay` is wanted.
+    pub fn first_wanted(&self, hay: &[u8]) -> Option<usize> {
+        if self.in_block() {
+            return Some(0);
+        }
+        let literal = self.any_literal.find(hay).map(|m| m.start());
+        let before = &hay[..literal.unwrap_or(hay.len())];
+        // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
+        let opens_line = |i: usize| before[..i].iter().rev().take_while(|b| !matches!(b, b'\n' | b'\r')).all(|b| matches!(b, b' ' | b'\t' | 0x0c));
+        memchr::memchr_iter(b'|', before).find(|&i| opens_line(i)).or(literal)
     }
 
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
@@ -343,7 +392,7 @@ impl<'d> Scanner<'d> {
             }
             let text = strip_prefix(&line.text, &open.prefix);
             let trimmed = text.trim_ascii();
-            if open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.end.as_ref()).is_some_and(|e| e.is_match(trimmed))) {
+            if open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed)))) {
                 let number = line.number;
                 let mut done = self.open.take().expect("open");
                 done.last_row_line = number;
@@ -356,13 +405,12 @@ impl<'d> Scanner<'d> {
             let row = split_row(text);
             let is_row = row.is_some_and(|r| {
                 let label = label_key(r.label);
-                open.candidates.iter().any(|d| d.knows_label(&label))
+                open.candidates.iter().any(|d| self.known.knows(d, &label))
             });
-            let is_section = open.candidates.iter().any(|d| d.block.as_ref().and_then(|b| b.section.as_ref()).is_some_and(|s| s.is_match(trimmed)));
+            let is_section = open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
-                    let label = row.map(|r| label_key(r.label)).unwrap_or_default();
-                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == label)
+                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == row.map(|r| label_key(r.label)).unwrap_or_default())
                 });
             if is_row || is_section {
                 open.noise_run = 0;
@@ -499,7 +547,8 @@ impl<'d> Scanner<'d> {
         let prefix = if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
         let grid = candidates.iter().copied().find(|d| d.block.as_ref().is_some_and(|b| b.table.is_some()));
-        let mut body = Vec::new();
+        // Room for a usual block's lines (about 40), so that it is not regrown line by line.
+        let mut body = Vec::with_capacity(48);
         if banner_is_row || grid.is_some() {
             body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
         }
@@ -567,14 +616,22 @@ impl<'d> Scanner<'d> {
         // banner that it reads as context count too), then the most labels; on a tie, the first.
         let context_labels_seen: Vec<&String> = open.context.keys().collect();
         // Which candidates know each label, worked out once.
-        let knowers: Vec<Vec<bool>> = labels.iter().map(|l| open.candidates.iter().map(|d| d.knows_label(l)).collect()).collect();
+        // One flat table, a row of candidates per label (not a Vec per label).
+        let n = open.candidates.len();
+        let mut table = Vec::with_capacity(labels.len() * n);
+        for l in &labels {
+            for d in &open.candidates {
+                table.push(self.known.knows(d, l));
+            }
+        }
+        let knowers = || table.chunks_exact(n.max(1));
         let scored: Vec<(&Definition, (usize, usize))> = open
             .candidates
             .iter()
             .enumerate()
             .map(|(i, d)| {
-                let known = knowers.iter().filter(|k| k[i]).count();
-                let unique = knowers.iter().filter(|k| k[i] && k.iter().filter(|x| **x).count() == 1).count();
+                let known = knowers().filter(|k| k[i]).count();
+                let unique = knowers().filter(|k| k[i] && k.iter().filter(|x| **x).count() == 1).count();
                 let context = context_labels_seen.iter().filter(|l| d.context_spec(l).is_some()).count();
                 (*d, (unique + context, known))
             })
@@ -623,6 +680,11 @@ impl Literals {
         uniq.sort();
         uniq.dedup();
         Literals(uniq.into_iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
+    }
+
+    fn automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
+        let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
+        aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).build(uniq).expect("a few short literals")
     }
 
     fn is_match(&self, hay: impl AsRef<[u8]>) -> bool {
@@ -687,7 +749,7 @@ fn table_row(text: &str) -> Option<(String, String)> {
 pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
     let block = def.block.as_ref()?;
     let re = block.section.as_ref()?;
-    if !re.is_match(trimmed) {
+    if !block.section_first.may_match(trimmed) || !re.is_match(trimmed) {
         return None;
     }
     // The name is the header without its padding (a capture group would cost far more).

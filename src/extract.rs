@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::definition::{Captured, RowSpec, Target};
 use crate::detect::{Block, section_name};
-use crate::lex::{normalize_label, split_row};
+use crate::lex::{label_key, split_row};
 use crate::report::{Note, Row};
 use crate::value::{self, Read};
 
@@ -38,6 +38,8 @@ pub struct Extracted {
 pub fn extract(block: &Block) -> Extracted {
     let def = block.definition;
     let mut out = Extracted::default();
+    out.rows.reserve(block.context.len() + block.body.len());
+    out.assignments.reserve(block.context.len() + block.body.len());
 
     for c in &block.context {
         let (label, value) = (c.label.as_str(), c.value.as_str());
@@ -69,7 +71,11 @@ pub fn extract(block: &Block) -> Extracted {
     }
 
     let mut section: Option<String> = None;
-    let mut seen: HashMap<(Option<String>, String), usize> = HashMap::default();
+    // Rows counted by section (its index in `section_names`) and label, borrowed from the block:
+    // no copy of either per row.
+    let mut section_names: Vec<String> = Vec::new();
+    let mut section_id: Option<usize> = None;
+    let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> = HashMap::default();
     for (line, row) in block.body.iter().zip(rows) {
         let trimmed = line.text.trim();
         if trimmed.is_empty() {
@@ -78,6 +84,13 @@ pub fn extract(block: &Block) -> Extracted {
         if row.is_none() {
             if let Some(name) = section_name(def, trimmed) {
                 section = if name.is_empty() { None } else { Some(name) };
+                section_id = section.as_ref().map(|s| match section_names.iter().position(|n| n == s) {
+                    Some(i) => i,
+                    None => {
+                        section_names.push(s.clone());
+                        section_names.len() - 1
+                    }
+                });
                 continue;
             }
         }
@@ -92,9 +105,9 @@ pub fn extract(block: &Block) -> Extracted {
             });
             continue;
         };
-        let label = normalize_label(row.label);
+        let label = label_key(row.label);
         let occurrence = {
-            let n = seen.entry((section.clone(), label.clone())).or_insert(0);
+            let n = seen.entry((section_id, label.clone())).or_insert(0);
             *n += 1;
             *n
         };

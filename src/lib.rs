@@ -175,6 +175,10 @@ fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut
 fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_block: &mut dyn FnMut(Block<'d>) -> Result<(), Error>) -> Result<(), Error> {
     let mut lines = input::LineReader::new(reader);
     loop {
+        if !scanner.in_block() {
+            // Outside a block, pass over lines that cannot start one, a buffer at a time.
+            lines.skip_unwanted(|hay| scanner.first_wanted(hay));
+        }
         let more = match lines.next_raw() {
             Some(Ok(raw)) => {
                 // Most of a log is noise: look at a line's bytes first, decode only what matters.

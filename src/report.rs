@@ -318,7 +318,14 @@ impl Figures {
         let (idx, inserted) = match self.entries.iter().position(|(k, _)| k == head) {
             Some(i) => (i, false),
             None => {
-                let rank = |k: &str| rank_in_report(&format!("{group_prefix}{k}"));
+                // One buffer for the full paths compared (this runs for every figure of a run).
+                let mut buf = String::with_capacity(group_prefix.len() + 32);
+                let mut rank = |k: &str| {
+                    buf.clear();
+                    buf.push_str(group_prefix);
+                    buf.push_str(k);
+                    rank_in_report(&buf)
+                };
                 let mine = rank(head);
                 let at = self.entries.iter().position(|(k, _)| rank(k) > mine).unwrap_or(self.entries.len());
                 self.entries.insert(at, (head.to_string(), Figure::Group(Figures::default())));

@@ -303,12 +303,20 @@ fn finite_values(run: &Run) -> Outcome {
 }
 
 fn walk(g: &Figures, prefix: &str, visit: &mut dyn FnMut(&str, &Figure)) {
+    walk_in(g, &mut prefix.to_string(), visit);
+}
+
+/// [`walk`] with the path built in one buffer (`prefix`, restored on return).
+fn walk_in(g: &Figures, path: &mut String, visit: &mut dyn FnMut(&str, &Figure)) {
     for (k, v) in g.iter() {
-        let path = format!("{prefix}.{k}");
+        let len = path.len();
+        path.push('.');
+        path.push_str(k);
         match v {
-            Figure::Group(sub) => walk(sub, &path, visit),
-            other => visit(&path, other),
+            Figure::Group(sub) => walk_in(sub, path, visit),
+            other => visit(path, other),
         }
+        path.truncate(len);
     }
 }
 

@@ -108,6 +108,16 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
     if text == "-" {
         return Some((Token::Unset, ""));
     }
+    // Almost every value is plain digits with perhaps one decimal point (`140.14`, `16`): what the
+    // parsers below would make of it, without them.
+    let b = text.as_bytes();
+    if b.first().is_some_and(u8::is_ascii_digit)
+        && b.last().is_some_and(u8::is_ascii_digit)
+        && b.iter().all(|c| c.is_ascii_digit() || *c == b'.')
+        && b.iter().filter(|c| **c == b'.').count() <= 1
+    {
+        return Some((Token::Number { value: text.parse().unwrap_or(f64::NAN), grouped: false }, ""));
+    }
     let (rest, tok) = token(text).ok()?;
     // A number must not run into letters or digits (`12ms`, `3.1.2`).
     if let Some(c) = rest.chars().next() {
@@ -179,6 +189,14 @@ pub fn ratio_total(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_numbers_lex_as_the_parsers_read_them() {
+        for text in ["16", "140.14", "0.5", "007", "1.0", "12345678901234567890", "3"] {
+            let (rest, tok) = token(text).unwrap();
+            assert_eq!(lex(text), Some((tok, rest)), "{text}");
+        }
+    }
 
     fn n(text: &str) -> Read {
         read(text, Kind::Number, None).0

@@ -126,6 +126,44 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+impl<R: BufRead> LineReader<R> {
+    /// Skip, without splitting them, whole lines that the caller rules out: `first_wanted` is given
+    /// buffered bytes that start at a line start and end with a `\n`, and returns an offset at or
+    /// before the start of the first line that may matter (`None`: none does). Line numbers are
+    /// kept. Most of a log is noise: this passes over it at memchr speed, not line by line. A read
+    /// error is left for [`LineReader::next_raw`] to report.
+    pub fn skip_unwanted(&mut self, first_wanted: impl Fn(&[u8]) -> Option<usize>) {
+        if self.lent > 0 {
+            self.inner.consume(self.lent);
+            self.lent = 0;
+        }
+        if self.done {
+            return;
+        }
+        loop {
+            let Ok(chunk) = self.inner.fill_buf() else { return };
+            let Some(last) = memchr::memrchr(b'\n', chunk) else { return };
+            let lines = &chunk[..=last];
+            let upto = match first_wanted(lines) {
+                // Up to the line break before the wanted line (it may have `\r` pieces before it).
+                Some(at) => match memchr::memrchr(b'\n', &lines[..at.min(lines.len())]) {
+                    Some(nl) => nl + 1,
+                    None => return,
+                },
+                None => lines.len(),
+            };
+            let (skipped, all) = (memchr::memchr_iter(b'\n', &lines[..upto]).count(), upto == lines.len());
+            self.number += skipped;
+            // The skipped bytes end with a `\n`: a `\r` before them no longer pairs with anything.
+            self.after_cr = false;
+            self.inner.consume(upto);
+            if !all {
+                return;
+            }
+        }
+    }
+}
+
 impl<R: BufRead> Iterator for LineReader<R> {
     type Item = io::Result<Line>;
 
@@ -137,6 +175,13 @@ impl<R: BufRead> Iterator for LineReader<R> {
 /// Decode lossily and drop terminal escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL`)
 /// and control characters other than tab. Trailing white space is kept; callers trim.
 pub fn clean(bytes: &[u8]) -> String {
+    // The usual line, printable ASCII and tabs, is kept as it is: one pass that vectorizes (no
+    // early exit), instead of a scan for control bytes and a UTF-8 decoding.
+    if bytes.iter().fold(true, |ok, &b| ok & (matches!(b, 0x20..=0x7e) | (b == b'\t'))) {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return text.to_owned();
+        }
+    }
     let needs_work = bytes.iter().any(|&b| b < 0x20 && b != b'\t' || b == 0x7f);
     let text = String::from_utf8_lossy(bytes);
     if !needs_work {
@@ -202,6 +247,29 @@ mod tests {
         assert_eq!(clean(b"\x1b[0;36m(Bench pid=1)\x1b[0m \x1b[32mINFO\x1b[0m x"), "(Bench pid=1) INFO x");
         assert_eq!(clean(b"a\x00b\xffc\td"), "ab\u{fffd}c\td");
         assert_eq!(clean(b"\x1b]0;title\x07ok"), "ok");
+    }
+
+    #[test]
+    fn skipping_keeps_line_numbers() {
+        let input = b"noise\r\nx\rnoise\nwant 1\n\nnoise\r\r\nwant 2\rnoise\n | want 3\nnoise";
+        let want = |hay: &[u8]| memchr::memmem::find(hay, b"want").or_else(|| memchr::memchr(b'|', hay));
+        for cap in [1, 3, 7, 64] {
+            let mut reader = LineReader::new(io::BufReader::with_capacity(cap, &input[..]));
+            let mut got = Vec::new();
+            loop {
+                reader.skip_unwanted(want);
+                match reader.next_raw() {
+                    Some(l) => {
+                        let l = l.unwrap().to_line();
+                        if want(l.text.as_bytes()).is_some() {
+                            got.push((l.number, l.text));
+                        }
+                    }
+                    None => break,
+                }
+            }
+            assert_eq!(got, [(3, "want 1".into()), (6, "want 2".into()), (7, " | want 3".into())], "buffer of {cap}");
+        }
     }
 
     #[test]
