@@ -315,3 +315,92 @@ fn run_rows(def: &Definition, tables: &[Table]) -> Vec<Vec<Line>> {
     }
     bodies
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::definition::parse;
+
+    fn def(block: &str) -> Definition {
+        let text = format!("id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"t\"\n{block}\n[[row]]\nlabel = \"x:\"\n");
+        parse(&text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn lines(text: &str) -> Vec<Line> {
+        text.lines().enumerate().map(|(i, t)| Line { number: i + 1, text: t.to_string(), truncated: false }).collect()
+    }
+
+    fn rows(d: &Definition, text: &str) -> Vec<Vec<String>> {
+        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
+        bodies(d, spec, &lines(text)).into_iter().map(|(b, _)| b.into_iter().map(|l| l.text).collect()).collect()
+    }
+
+    #[test]
+    fn a_metrics_table_joins_a_wrapped_label_and_keeps_na_cells() {
+        let d = def("[block]\nbanner = 'Tool \\| Metrics'\n[block.table]\ncells = \"ruled\"\nrows = \"metrics\"\n");
+        let text = "\
+                 Tool | Metrics
+┏━━━━━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━━┓
+┃           Metric ┃   avg ┃   p99 ┃
+┡━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━┩
+│ Latency (ms)     │ 1,024.50 │  2.00 │
+│ Throughput Per   │  78.12 │   N/A │
+│ User (tok/s)     │        │       │
+└──────────────────┴───────┴───────┘";
+        assert_eq!(rows(&d, text), [["Latency (ms) (avg): 1,024.50", "Latency (ms) (p99): 2.00", "Throughput Per User (tok/s) (avg): 78.12", "Throughput Per User (tok/s) (p99): N/A"]]);
+    }
+
+    #[test]
+    fn a_runs_table_names_columns_by_their_grouped_headers() {
+        let d = def("[block]\nbanner = '^i .*Statistics'\nsection = '^i .*Statistics'\nsection_strip = \"i \"\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
+        // `| TTFT |||` spans three columns; a blank header cell with spaces is not a span.
+        let text = "\
+i Latency Statistics
+|==========|======|=====|=====|
+| Benchmark | TTFT |||
+| Strategy  | ms   |||
+|           | Mean | Mdn | p95 |
+|-----------|------|-----|-----|
+| sync      | 1.5 ± 0.1 | 1.4 | 2.0* |
+| conc@4    | 3.0  | 2.9 | 4.0 |
+|==========|======|=====|=====|
+* a footnote";
+        let got = rows(&d, text);
+        assert_eq!(got.len(), 2, "one run per row");
+        assert_eq!(got[0], ["i Latency Statistics", "Benchmark Strategy: sync", "TTFT ms Mean: 1.5 ± 0.1", "TTFT ms Mdn: 1.4", "TTFT ms p95: 2.0*"]);
+        assert_eq!(got[1][1], "Benchmark Strategy: conc@4");
+    }
+
+    #[test]
+    fn aligned_columns_are_cut_at_the_rule_and_a_stray_log_line_is_skipped() {
+        let d = def("[block]\nbanner = '=+ Summary =+'\nend = '^=+$'\n[block.table]\ncells = \"aligned\"\nrows = \"runs\"\n");
+        let text = "\
+========== Summary ==========
+WARNING some other process printed this
+Step            Req/s  P50 TPOT(ms)
+--------------- ------ ------------
+concurrency=1     0.59        12.80
+concurrency=2        -        12.79
+==============================";
+        let got = rows(&d, text);
+        assert_eq!(got, [["Step: concurrency=1", "Req/s: 0.59", "P50 TPOT(ms): 12.80"], ["Step: concurrency=2", "Req/s: -", "P50 TPOT(ms): 12.79"]]);
+    }
+
+    #[test]
+    fn csv_tables_start_after_a_blank_line_and_a_value_column_is_the_metric_alone() {
+        let d = def("[block]\nbanner = '^Metric,avg,'\n[block.table]\ncells = \"csv\"\nrows = \"metrics\"\nheader_rows = 1\nvalue_columns = [\"Value\"]\n");
+        let text = "Metric,avg,p99\nRequest Latency (ms),\"6,677.95\",\"6,680.80\"\n\nMetric,Value\nRequest Count (count),16.00\n";
+        assert_eq!(rows(&d, text), [["Request Latency (ms) (avg): 6,677.95", "Request Latency (ms) (p99): 6,680.80", "Request Count (count): 16.00"]]);
+    }
+
+    #[test]
+    fn a_header_that_does_not_fit_its_rows_is_said() {
+        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
+        let text = "T\n|===|===|===|\n| B | G ||\n| S | a | b | c |\n|---|---|---|---|\n| x | 1 | 2 | 3 |\n";
+        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
+        let got = bodies(&d, spec, &lines(text));
+        assert_eq!(got[0].1.len(), 1);
+        assert_eq!(got[0].1[0].code, "table-header-misfit");
+        assert_eq!(got[0].1[0].line, Some(3));
+    }
+}
