@@ -278,7 +278,7 @@ pub fn table(runs: &[Run], color: bool) -> String {
     t.set_header(header);
     let opt = |x: Option<f64>| x.map(show).unwrap_or_else(|| "-".into());
     type Getter = Box<dyn Fn(&Run) -> String>;
-    let rows: Vec<(&str, Getter)> = vec![
+    let mut rows: Vec<(&str, Getter)> = vec![
         ("TPOT, derived (ms)", Box::new(move |r: &Run| opt(r.derived.tpot_ms.mean))),
         ("  method", Box::new(|r: &Run| r.derived.tpot_ms.method.map(|m| m.as_str().to_string()).unwrap_or_else(|| "-".into()))),
         ("Per-user decode rate (tok/s)", Box::new(move |r: &Run| opt(r.derived.per_user_decode_tok_per_s))),
@@ -301,6 +301,11 @@ pub fn table(runs: &[Run], color: bool) -> String {
         ("Accept length", Box::new(move |r: &Run| opt(r.reported.number("accept_length")))),
         ("Slot utilization", Box::new(move |r: &Run| opt(r.derived.slot_utilization))),
     ];
+    // Runs read from a table of runs are named by their load step (`concurrent@4`, `rate=inf`).
+    if runs.iter().any(|r| r.workload.text("strategy").is_some()) {
+        let at = rows.iter().position(|(name, _)| *name == "Max concurrency").map_or(rows.len(), |i| i + 1);
+        rows.insert(at, ("Load step", Box::new(|r: &Run| r.workload.text("strategy").unwrap_or("-").to_string())));
+    }
     for (name, get) in &rows {
         let mut row = vec![Cell::new(*name)];
         for r in runs {
