@@ -203,7 +203,7 @@ pub struct TableSpec {
     pub header_rows: Option<usize>,
     /// Columns that hold a row's single value (`Value`): read as the row label alone.
     pub value_columns: Vec<String>,
-    /// Lines that are not part of a table after which the block is over.
+    /// Lines that are not part of a table (blank lines aside) after which the block is over.
     pub max_noise: usize,
 }
 
@@ -712,8 +712,10 @@ struct RawTable {
     max_noise: usize,
 }
 
+/// As for a printed block (`detect::MAX_NOISE_RUN`): a footnote and a few log lines of other
+/// processes between two tables do not end them.
 fn default_table_noise() -> usize {
-    3
+    8
 }
 
 fn default_strip() -> String {

@@ -490,20 +490,23 @@ impl<'d> Scanner<'d> {
             self.finish_block(done, BlockEnd::Closed(number));
             return;
         }
-        let is_table = table::is_table_line(def, spec, trimmed);
+        // A blank line neither ends the tables nor keeps them going.
         let blank = trimmed.is_empty();
+        let is_table = !blank && table::is_table_line(def, spec, trimmed);
         open.body.push(Line { number, text, truncated: line.truncated });
+        if blank {
+            return;
+        }
         if is_table {
             open.noise_run = 0;
-            if !blank {
-                open.last_row_line = number;
-            }
+            open.last_row_line = number;
             return;
         }
         open.noise_run += 1;
         if open.noise_run >= spec.max_noise {
             let mut done = self.open.take().expect("open");
-            let keep = done.body.len() - done.noise_run;
+            // The lines after the last table line belong to what follows.
+            let keep = done.body.iter().rposition(|l| l.number == done.last_row_line).map_or(0, |i| i + 1);
             let after: Vec<Line> = done.body.split_off(keep);
             let last = done.last_row_line;
             self.finish_block(done, BlockEnd::AfterTables(last));
@@ -574,7 +577,7 @@ impl<'d> Scanner<'d> {
             // Of the table formats whose banner matched, the one that knows the most of its rows.
             let lines = std::mem::take(&mut open.body);
             let read = |d: &'d Definition| table::bodies(d, d.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition"), &lines);
-            let known = |d: &Definition, bodies: &[table::Body]| bodies.iter().flat_map(|(b, _)| b).filter(|l| split_row(&l.text).is_some_and(|r| d.knows_label(&label_key(r.label)))).count();
+            let known = |d: &Definition, bodies: &[table::Body]| bodies.iter().flat_map(|b| &b.lines).filter(|l| split_row(&l.text).is_some_and(|r| d.knows_label(&label_key(r.label)))).count();
             let mut best: Option<(&'d Definition, Vec<table::Body>, usize)> = None;
             for d in open.candidates.iter().copied() {
                 let bodies = read(d);
@@ -584,8 +587,13 @@ impl<'d> Scanner<'d> {
                 }
             }
             let Some((def, bodies, _)) = best else { return };
-            for (body, notes) in bodies {
-                let one = Open { body, notes, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], grid: None, ..open };
+            for b in bodies {
+                // Tables without a closing line end with the last table that had rows.
+                let last_row_line = match end {
+                    BlockEnd::AfterTables(_) | BlockEnd::EndOfInput => b.last_line.unwrap_or(open.last_row_line),
+                    _ => open.last_row_line,
+                };
+                let one = Open { body: b.lines, notes: b.notes, last_row_line, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], grid: None, ..open };
                 self.finish_block(one, end);
             }
             return;

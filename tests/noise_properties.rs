@@ -1,5 +1,5 @@
-//! Property tests of noise robustness: every captured stdout log in `samples/captured/` and
-//! `samples/versions/`, buried in what real merged stdout/stderr looks like, normalizes to the same
+//! Property tests of noise robustness: every captured stdout log in `samples/captured/`,
+//! `samples/versions/` and `samples/peers/`, buried in what real merged stdout/stderr looks like, normalizes to the same
 //! runs as the clean sample.
 //!
 //! The transformations, each tested alone and then all together:
@@ -163,6 +163,8 @@ fn samples() -> &'static [Sample] {
     SAMPLES.get_or_init(|| {
         let mut paths = common::sample_files("captured", ".stdout.txt");
         paths.extend(common::sample_files("versions", ".stdout.txt"));
+        // The peers' console logs: their results are tables (AIPerf, genai-perf, guidellm).
+        paths.extend(common::sample_files("peers", ".stdout.txt"));
         assert!(!paths.is_empty(), "no stdout samples");
         paths
             .iter()

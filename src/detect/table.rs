@@ -27,10 +27,17 @@ struct Table {
     title: Option<Line>,
     header: Vec<(Line, Vec<Cell>)>,
     data: Vec<(Line, Vec<Cell>)>,
+    /// Its last line (its bottom rule, or its last row).
+    last: usize,
 }
 
-/// The rows of one run, and what was wrong with the tables they came from.
-pub(super) type Body = (Vec<Line>, Vec<Note>);
+/// The rows of one run, what was wrong with the tables they came from, and the last line of the
+/// last of those tables that had rows.
+pub(super) struct Body {
+    pub lines: Vec<Line>,
+    pub notes: Vec<Note>,
+    pub last_line: Option<usize>,
+}
 
 /// Characters a cell separator may be.
 const BARS: &[char] = &['|', '│', '┃', '║'];
@@ -56,8 +63,11 @@ pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<
     };
     let notes: Vec<Note> = tables.iter().flat_map(misfits).collect();
     match spec.rows {
-        RowsAre::Metrics => vec![(metric_rows(def, spec, &tables), notes)],
-        RowsAre::Runs => run_rows(def, &tables).into_iter().map(|b| (b, notes.clone())).collect(),
+        RowsAre::Metrics => {
+            let last_line = tables.iter().filter(|t| !t.data.is_empty()).map(|t| t.last).max();
+            vec![Body { lines: metric_rows(def, spec, &tables), notes, last_line }]
+        }
+        RowsAre::Runs => run_rows(def, &tables).into_iter().map(|(lines, last_line)| Body { lines, notes: notes.clone(), last_line: Some(last_line) }).collect(),
     }
 }
 
@@ -137,9 +147,14 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
         }
         let ruled = spec.cells == CellStyle::Ruled;
         if ruled && is_rule(trimmed) {
+            if !matches!(state, State::Start) {
+                if let Some(t) = tables.last_mut() {
+                    t.last = line.number;
+                }
+            }
             state = match state {
                 State::Start => {
-                    tables.push(Table { title: title.clone(), ..Table::default() });
+                    tables.push(Table { title: title.clone(), last: line.number, ..Table::default() });
                     State::Header
                 }
                 State::Header if tables.last().is_some_and(|t| !t.header.is_empty()) => State::Data,
@@ -158,6 +173,7 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             state = State::Header;
         }
         let table = tables.last_mut().expect("a table was started");
+        table.last = line.number;
         match state {
             State::Header => {
                 table.header.push((line.clone(), cells));
@@ -204,7 +220,10 @@ fn aligned_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Tab
                 starts = Some(cols);
             }
             None => header_lines.push(line),
-            Some(cols) => table.data.push((line.clone(), cut(&line.text, cols))),
+            Some(cols) => {
+                table.data.push((line.clone(), cut(&line.text, cols)));
+                table.last = line.number;
+            }
         }
     }
     if starts.is_some() { vec![table] } else { Vec::new() }
@@ -285,10 +304,10 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
 }
 
 /// One run per row, keyed by its first cell: the runs' rows from every table, each under its
-/// table's title.
-fn run_rows(def: &Definition, tables: &[Table]) -> Vec<Vec<Line>> {
+/// table's title, and the last line of the last table the run is in.
+fn run_rows(def: &Definition, tables: &[Table]) -> Vec<(Vec<Line>, usize)> {
     let mut keys: Vec<String> = Vec::new();
-    let mut bodies: Vec<Vec<Line>> = Vec::new();
+    let mut bodies: Vec<(Vec<Line>, usize)> = Vec::new();
     for table in tables {
         let columns = column_names(table);
         let title = table.title.as_ref().filter(|t| section_name(def, t.text.trim()).is_some());
@@ -298,17 +317,18 @@ fn run_rows(def: &Definition, tables: &[Table]) -> Vec<Vec<Line>> {
                 Some(i) => i,
                 None => {
                     keys.push(key);
-                    bodies.push(Vec::new());
+                    bodies.push((Vec::new(), 0));
                     keys.len() - 1
                 }
             };
+            bodies[i].1 = bodies[i].1.max(table.last);
             if let Some(t) = title {
-                bodies[i].push(t.clone());
+                bodies[i].0.push(t.clone());
             }
             for (j, cell) in cells.iter().enumerate() {
                 let column = columns.get(j).map(String::as_str).unwrap_or_default();
                 if !cell.text.is_empty() {
-                    bodies[i].push(row_line(line, column, &cell.text));
+                    bodies[i].0.push(row_line(line, column, &cell.text));
                 }
             }
         }
@@ -332,7 +352,7 @@ mod tests {
 
     fn rows(d: &Definition, text: &str) -> Vec<Vec<String>> {
         let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
-        bodies(d, spec, &lines(text)).into_iter().map(|(b, _)| b.into_iter().map(|l| l.text).collect()).collect()
+        bodies(d, spec, &lines(text)).into_iter().map(|b| b.lines.into_iter().map(|l| l.text).collect()).collect()
     }
 
     #[test]
@@ -399,8 +419,10 @@ concurrency=2        -        12.79
         let text = "T\n|===|===|===|\n| B | G ||\n| S | a | b | c |\n|---|---|---|---|\n| x | 1 | 2 | 3 |\n";
         let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
         let got = bodies(&d, spec, &lines(text));
-        assert_eq!(got[0].1.len(), 1);
-        assert_eq!(got[0].1[0].code, "table-header-misfit");
-        assert_eq!(got[0].1[0].line, Some(3));
+        assert_eq!(got[0].notes.len(), 1);
+        assert_eq!(got[0].notes[0].code, "table-header-misfit");
+        assert_eq!(got[0].notes[0].line, Some(3));
+        // The run's block ends with the table's last line, not with anything after it.
+        assert_eq!(got[0].last_line, Some(6));
     }
 }
