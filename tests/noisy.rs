@@ -195,3 +195,22 @@ fn a_block_of_100k_rows() {
     assert_eq!(runs[0].derived.tpot_ms.mean.map(|m| (m * 100.0).round() / 100.0), Some(12.8));
     assert!(runs[0].checks.iter().all(|c| c.status != Status::Fail), "{:?}", runs[0].checks);
 }
+
+#[test]
+fn the_peers_tables_in_one_stream_each_read_as_alone() {
+    let got = runs("peers-one-stream.txt");
+    let parsers: Vec<&str> = got.iter().map(|r| r.source.parser.as_str()).collect();
+    assert_eq!(
+        parsers,
+        ["vllm-bench-serve", "aiperf-console", "guidellm-console", "vllm-bench-serve", "vllm-bench-serve", "vllm-bench-serve", "vllm-rs-sweep-summary", "vllm-rs-sweep-summary", "vllm-rs-sweep-summary", "genai-perf-console"]
+    );
+    same_figures(&got[0], &clean("captured/vllm-s2.stdout.txt"), "vllm");
+    same_figures(&got[1], &clean("peers/aiperf-s2.stdout.txt"), "aiperf");
+    same_figures(&got[2], &clean("peers/guidellm-s2.stdout.txt"), "guidellm");
+    same_figures(&got[9], &clean("peers/genaiperf-s2.stdout.txt"), "genai-perf");
+    // Every one of them is a 10-tokens-per-chunk run with a true TPOT of 12.8 ms.
+    for r in got.iter().filter(|r| r.source.parser != "vllm-rs-sweep-summary") {
+        let d = r.derived.tpot_ms.mean.unwrap();
+        assert!((d - 12.8).abs() < 0.05, "{}: {d}", r.source.parser);
+    }
+}

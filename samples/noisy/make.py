@@ -117,4 +117,6 @@ g = read("versions/sglang0.5.5.post1-oai-s2.stdout.txt")
 r = read("versions/vllmrs0.33.0-s2.stdout.txt")
 bar = "\r" + "\r".join(f" {p:3d}%|{'█' * (p // 10):<10}| {p * 16 // 100}/16 [00:{p // 4:02d}<00:10,  1.50it/s]" for p in range(0, 101, 20)) + "\n"
 write("mixed-tools-one-stream.txt", "Maximum request concurrency: None\nTraffic request rate: inf\n" + v + bar + "/opt/x.py:1: UserWarning: something\n  warnings.warn(...)\n" + g + r)
+# A CI log that ran every peer in turn: their console tables between vLLM blocks and a vllm-rs sweep.
+write("peers-one-stream.txt", read("captured/vllm-s2.stdout.txt") + read("peers/aiperf-s2.stdout.txt") + read("peers/guidellm-s2.stdout.txt") + read("versions/vllmrs0.33.0-sweep.stdout.txt") + read("peers/genaiperf-s2.stdout.txt"))
 print("wrote", sorted(f for f in os.listdir(HERE) if not f.endswith((".py", ".md")) or f.endswith("table.md") or f.startswith("markdown")))
