@@ -474,7 +474,8 @@ impl<'d> Scanner<'d> {
         let open = self.open.as_mut().expect("open");
         let text = strip_prefix(&line.text, &open.prefix).to_string();
         let trimmed = text.trim();
-        if let Some((candidates, at)) = banner_hits.filter(|(c, _)| !c.iter().any(|d| d.id == def.id)) {
+        // Another format's banner ends the tables; a banner of theirs (a table title) does not.
+        if let Some((candidates, at)) = banner_hits.filter(|(c, _)| !c.iter().any(|d| open.candidates.iter().any(|o| o.id == d.id))) {
             let number = line.number;
             let done = self.open.take().expect("open");
             let last = done.last_row_line;
