@@ -16,15 +16,15 @@ fn plugins(dir: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/plugins").join(dir)
 }
 
-fn summary() -> String {
-    plugins("llmperf").join("rendered_summary.json").display().to_string()
+fn toy_log() -> String {
+    plugins("toybench").join("toybench.txt").display().to_string()
 }
 
 #[test]
 fn an_unknown_format_is_not_read_without_its_definition() {
-    let o = bin().arg(summary()).output().unwrap();
+    let o = bin().arg(toy_log()).output().unwrap();
     assert_eq!(o.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no known result file or report"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no benchmark result found"));
 }
 
 #[test]
@@ -32,26 +32,28 @@ fn a_definition_file_alone_adds_a_format() {
     for via_env in [false, true] {
         let mut cmd = bin();
         if via_env {
-            cmd.env("BENCH_NORMALIZE_PARSERS", plugins("llmperf"));
+            cmd.env("BENCH_NORMALIZE_PARSERS", plugins("toybench"));
         } else {
-            cmd.args(["--parsers", plugins("llmperf").to_str().unwrap()]);
+            cmd.args(["--parsers", plugins("toybench").to_str().unwrap()]);
         }
-        let o = cmd.arg(summary()).output().unwrap();
+        let o = cmd.arg(toy_log()).output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         let run = serde_json::from_slice::<Value>(&o.stdout).unwrap()["runs"][0].clone();
-        assert_eq!(run["source"]["parser"], "llmperf-summary");
-        assert_eq!(run["source"]["variant"], "2024");
-        // llmperf's "inter-token latency" is E2E / N: kept, but never as TPOT.
+        assert_eq!(run["source"]["parser"], "toybench");
+        assert_eq!(run["source"]["variant"], "1");
+        // Its per-chunk ITL is kept as reported, never as TPOT.
         assert!(run["reported"]["tpot_ms"].is_null());
-        assert_eq!(run["reported"]["latency_per_output_token_ms"]["mean"], 20.7031);
-        // TPOT derived from E2E, TTFT and the mean output length: (5300 - 200) / 255 = 20.
+        assert_eq!(run["reported"]["itl_ms"]["mean"], 125.09);
+        // TPOT derived from E2E, TTFT and the token count: (1686.26 - 60.13) / (2048 / 16 - 1).
         assert_eq!(run["derived"]["tpot_ms"]["method"], "e2e-ttft-tokens");
-        assert_eq!(run["derived"]["tpot_ms"]["mean"], 20.0);
-        assert_eq!(run["derived"]["per_user_decode_tok_per_s"], 50.0);
-        // And the report says which key each figure came from.
+        assert_eq!(run["derived"]["tpot_ms"]["mean"], 12.8042);
+        // ... and the chunk size follows: 125.09 / 12.8042 tokens per chunk.
+        assert_eq!(run["derived"]["tokens_per_chunk"], 9.76945);
+        // And the report says which row each figure came from.
         let rows = run["rows"].as_array().unwrap();
-        let itl = rows.iter().find(|r| r["label"] == "results_inter_token_latency_s_mean").unwrap();
-        assert_eq!(itl["field"], "reported.latency_per_output_token_ms.mean");
+        let itl = rows.iter().find(|r| r["label"] == "itl mean (ms)").unwrap();
+        assert_eq!(itl["field"], "reported.itl_ms.mean");
+        assert_eq!(itl["line"], 9);
     }
 }
 
@@ -71,7 +73,7 @@ fn a_definition_with_the_id_of_a_built_in_replaces_it() {
 
 #[test]
 fn a_definition_error_names_the_file_line_and_field() {
-    let o = bin().args(["--parsers", plugins("broken").to_str().unwrap(), &summary()]).output().unwrap();
+    let o = bin().args(["--parsers", plugins("broken").to_str().unwrap(), &toy_log()]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("bad.toml:12:9: row.field: 'totals.output_tokenz' is not a canonical figure"), "{err}");

@@ -74,7 +74,7 @@ fn derived_tpot_matches_the_simulated_truth() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17);
+    assert_eq!(checked, 18);
 }
 
 #[test]
@@ -114,4 +114,18 @@ fn duplicate_cache_labels_and_goodput_keep_both_values() {
 fn multi_rate_runs_are_three_runs_with_their_rates() {
     let rates: Vec<Option<f64>> = runs("sglang-multi-0.4.1.txt").iter().map(|r| r.workload.number("request_rate")).collect();
     assert_eq!(rates, [Some(2.0), Some(4.0), Some(6.0)]);
+}
+
+#[test]
+fn llmperf_inter_token_latency_includes_ttft_and_is_never_a_tpot() {
+    let run = runs("llmperf-summary.json").remove(0);
+    assert_eq!((run.source.parser.as_str(), run.source.variant.as_deref()), ("llmperf-summary", Some("2024")));
+    // llmperf's "inter-token latency" is E2E / N: kept, apart, never as TPOT.
+    assert!(run.reported.get("tpot_ms").is_none());
+    assert_eq!(run.reported.stat("latency_per_output_token_ms").unwrap().mean(), Some(20.7031));
+    let row = run.rows.iter().find(|r| r.label == "results_inter_token_latency_s_mean").unwrap();
+    assert_eq!(row.field.as_deref(), Some("reported.latency_per_output_token_ms.mean"));
+    // TPOT from E2E, TTFT and the mean output length: (5300 - 200) / (256 - 1) = 20 ms.
+    assert_eq!(run.derived.tpot_ms.method, Some(TpotMethod::E2eTtftTokens));
+    assert_eq!(run.derived.per_user_decode_tok_per_s, Some(50.0));
 }

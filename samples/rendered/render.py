@@ -9,7 +9,7 @@ percentiles over the same lists), and the result is printed with that
 version's own format strings ("{:<40} {:<10}", "{:<40} {:<10.2f}", 50-wide
 centred headers, ...).  See README.md beside this file for the source lines
 each renderer follows.  Python 3 standard library only; deterministic (fixed
-seeds).  Run:  python3 render.py   (writes *.txt and expected.json here).
+seeds).  Run:  python3 render.py   (writes *.txt, llmperf-summary.json and expected.json here).
 """
 
 import heapq
@@ -1788,6 +1788,66 @@ def sglang_multi_041():
     }
 
 
+def llmperf_summary():
+    """ray-project/llmperf `<name>_summary.json` (not on PyPI, so never captured here): the keys of
+    src/llmperf/common_metrics.py and token_benchmark_ray.py, 32 requests of 256 output tokens at 4
+    concurrent, TTFT 0.2 s and E2E 5.3 s, so TPOT = (5.3 - 0.2) / 255 = 20 ms; llmperf's own
+    inter_token_latency_s is E2E / N (20.7 ms, TTFT included)."""
+    summary = dict([
+        ('version', '2023-08-31'),
+        ('name', 'rendered'),
+        ('model', 'meta-llama/Llama-3.1-8B-Instruct'),
+        ('mean_input_tokens', 550),
+        ('stddev_input_tokens', 0),
+        ('mean_output_tokens', 256),
+        ('stddev_output_tokens', 0),
+        ('num_concurrent_requests', 4),
+        ('results_inter_token_latency_s_quantiles_p50', 0.0207),
+        ('results_inter_token_latency_s_quantiles_p90', 0.0209),
+        ('results_inter_token_latency_s_quantiles_p99', 0.0211),
+        ('results_inter_token_latency_s_mean', 0.0207031),
+        ('results_inter_token_latency_s_min', 0.0205),
+        ('results_inter_token_latency_s_max', 0.0212),
+        ('results_inter_token_latency_s_stddev', 0.0001),
+        ('results_ttft_s_quantiles_p50', 0.199),
+        ('results_ttft_s_quantiles_p90', 0.21),
+        ('results_ttft_s_quantiles_p99', 0.23),
+        ('results_ttft_s_mean', 0.2),
+        ('results_ttft_s_min', 0.18),
+        ('results_ttft_s_max', 0.231),
+        ('results_ttft_s_stddev', 0.01),
+        ('results_end_to_end_latency_s_quantiles_p50', 5.3),
+        ('results_end_to_end_latency_s_quantiles_p90', 5.32),
+        ('results_end_to_end_latency_s_quantiles_p99', 5.35),
+        ('results_end_to_end_latency_s_mean', 5.3),
+        ('results_end_to_end_latency_s_min', 5.27),
+        ('results_end_to_end_latency_s_max', 5.36),
+        ('results_end_to_end_latency_s_stddev', 0.02),
+        ('results_number_output_tokens_mean', 256),
+        ('results_num_requests_started', 32),
+        ('results_error_rate', 0.0),
+        ('results_number_errors', 0),
+        ('results_num_completed_requests', 32),
+        ('results_mean_output_throughput_token_per_s', 188.2),
+    ])
+    with open(os.path.join(HERE, "llmperf-summary.json"), "w", encoding="utf-8", newline="\n") as f:
+        f.write(json.dumps(summary, indent=4))
+    EXPECTED["llmperf-summary.json"] = {
+        "true_tpot_ms": 20.0,
+        "design_tpot_ms": 20.0,
+        "tokens_per_chunk": 1,
+        "tool_tpot_ms": None,
+        "simulated_mean_ttft_ms": 200.0,
+        "simulated_mean_e2e_ms": 5300.0,
+        "notes": "llmperf *_summary.json with the keys of src/llmperf/common_metrics.py: 32 requests of 256 output tokens at 4 concurrent, TTFT 0.2 s, E2E 5.3 s, so TPOT = (5.3 - 0.2) / 255 = 20 ms; its inter_token_latency_s is E2E / N = 20.7 ms (TTFT included), not a TPOT.",
+        "blocks": 1,
+        "num_requests": 32,
+        "output_len": 256,
+        "max_concurrency": 4,
+        "itl_is_per_chunk": False,
+    }
+
+
 def main():
     vllm_script_01()
     vllm_script_04_05()
@@ -1807,6 +1867,7 @@ def main():
     sglang_0523()
     sglang_0510_embedding()
     sglang_multi_041()
+    llmperf_summary()
     for name, e in EXPECTED.items():
         e.setdefault("itl_is_per_chunk", e.get("tokens_per_chunk") is not None)
         e["rendered"] = True
