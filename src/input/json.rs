@@ -535,15 +535,20 @@ mod tests {
         assert_eq!(spans[1].line, 5);
     }
 
-    #[test]
-    fn per_request_arrays_are_kept_compact() {
-        let arrays: HashMap<String, ArrayKind> = [
+    /// The per-request arrays of a vLLM detailed result, by how each is kept.
+    fn vllm_arrays() -> HashMap<String, ArrayKind> {
+        [
             ("ttfts".to_string(), ArrayKind::Numbers),
             ("itls".to_string(), ArrayKind::Gaps),
             ("errors".to_string(), ArrayKind::Errors),
             ("generated_texts".to_string(), ArrayKind::Counted),
         ]
-        .into();
+        .into()
+    }
+
+    #[test]
+    fn per_request_arrays_are_kept_compact() {
+        let arrays = vllm_arrays();
         let text = r#"{"duration": 2.5, "ttfts": [0.1, NaN], "itls": [[0.01, 0.02], []], "errors": ["", "HTTP 500"], "generated_texts": ["a", "b"]}"#;
         let mut b = text.as_bytes().to_vec();
         let b = sanitize(&mut b).1.unwrap_or(b);
@@ -560,13 +565,7 @@ mod tests {
     /// path rejects.
     #[test]
     fn the_fast_path_reads_what_serde_reads_or_gives_up() {
-        let arrays: HashMap<String, ArrayKind> = [
-            ("ttfts".to_string(), ArrayKind::Numbers),
-            ("itls".to_string(), ArrayKind::Gaps),
-            ("errors".to_string(), ArrayKind::Errors),
-            ("generated_texts".to_string(), ArrayKind::Counted),
-        ]
-        .into();
+        let arrays = vllm_arrays();
         let read_sums = |mut doc: Doc<'_>| -> Doc<'static> {
             let arrays = doc.arrays.drain(..).map(|(k, a)| match a {
                 Array::Gaps { counts, sums } => (k, Array::Gaps { counts, sums: GapSums::Read(sums.read().unwrap().into_owned()) }),
