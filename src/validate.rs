@@ -107,7 +107,7 @@ fn complete_block(run: &Run) -> Outcome {
         return skip("not a text block");
     }
     let Some(t) = &run.source.truncated else {
-        return (Status::Pass, format!("the block ends with its closing line (line {})", run.source.last_line.unwrap_or(0)));
+        return (Status::Pass, format!("the block is complete: it ends at line {} (its closing line, or the last line of its tables)", run.source.last_line.unwrap_or(0)));
     };
     let key = [
         ("totals.successful_requests", run.totals.get("successful_requests").is_some()),
