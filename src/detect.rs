@@ -87,10 +87,9 @@ struct Open<'d> {
 /// Turns lines into blocks; see the module documentation.
 pub struct Scanner<'d> {
     text_defs: Vec<&'d Definition>,
-    /// The literal text every banner, trailer banner and context label contains: a line with none
-    /// of them (and no table row) is skipped on its bytes outside a block, without decoding.
-    literals: Literals,
-    /// The same literals in one automaton, to find the first of them in a whole buffer.
+    /// The literal text every banner, trailer banner and context label contains, in one
+    /// automaton: outside a block, a buffer is skipped up to the first of them (or a table row),
+    /// and a line with none of them is not decoded.
     any_literal: aho_corasick::AhoCorasick,
     /// The literal text of the banners alone: a line inside a block is only tried as a new banner
     /// when it has one.
@@ -156,13 +155,11 @@ impl<'d> Scanner<'d> {
         }
         others.extend(context_labels.iter().map(|l| l.trim_end_matches(':').to_string()));
         others.extend(banners.iter().cloned());
-        let build = |pats: &[String]| Literals::new(pats);
         Scanner {
             known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
             text_defs,
-            literals: build(&others),
-            any_literal: Literals::automaton(&others),
-            banner_literals: build(&banners),
+            any_literal: literal_automaton(&others),
+            banner_literals: Literals::new(&banners),
             context_labels,
             context: HashMap::new(),
             open: None,
@@ -201,7 +198,7 @@ impl<'d> Scanner<'d> {
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
     /// trailer, every line does; outside, only banners, context labels and table rows.
     pub fn wants(&self, raw: &[u8]) -> bool {
-        self.open.is_some() || self.held.is_some() || self.literals.is_match(raw) || raw.trim_ascii_start().first() == Some(&b'|')
+        self.open.is_some() || self.held.is_some() || self.any_literal.is_match(raw) || raw.trim_ascii_start().first() == Some(&b'|')
     }
 
     /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
@@ -691,15 +688,16 @@ impl Literals {
         Literals(uniq.into_iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
     }
 
-    fn automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
-        let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
-        aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).build(uniq).expect("a few short literals")
-    }
-
     fn is_match(&self, hay: impl AsRef<[u8]>) -> bool {
         let hay = hay.as_ref();
         self.0.iter().any(|f| f.find(hay).is_some())
     }
+}
+
+/// Several literal strings in one automaton, to find the first of any of them in a buffer.
+fn literal_automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
+    let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
+    aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).build(uniq).expect("a few short literals")
 }
 
 /// The longest run of literal text that every match of a pattern contains (`Serving Benchmark
