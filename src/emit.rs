@@ -53,7 +53,11 @@ pub fn write_jsonl(out: &mut dyn Write, run: &Run) -> io::Result<()> {
     }
     LINE.with_borrow_mut(|line| {
         line.clear();
-        serde_json::to_writer(&mut *line, run)?;
+        // sonic-rs writes the same bytes as `serde_json::to_writer` (the same serde
+        // serialization, the same float and escape forms: tests/outputs.rs holds it to that on
+        // every sample), checking strings for escapes with SIMD: a run is mostly strings, and
+        // serde_json's byte-at-a-time check was the largest single cost of `--format jsonl`.
+        sonic_rs::to_writer(&mut *line, run).map_err(io::Error::other)?;
         line.push(b'\n');
         let written = out.write_all(line);
         if line.capacity() > 1 << 20 {
