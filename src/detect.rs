@@ -93,7 +93,7 @@ pub struct Scanner<'d> {
     any_literal: aho_corasick::AhoCorasick,
     /// The literal text of the banners alone: a line inside a block is only tried as a new banner
     /// when it has one.
-    banner_literals: Literals,
+    banner_literals: aho_corasick::AhoCorasick,
     context_labels: Vec<String>,
     context: HashMap<String, ContextLine>,
     open: Option<Open<'d>>,
@@ -159,7 +159,7 @@ impl<'d> Scanner<'d> {
             known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
             text_defs,
             any_literal: literal_automaton(&others),
-            banner_literals: Literals::new(&banners),
+            banner_literals: literal_automaton(&banners),
             context_labels,
             context: HashMap::new(),
             open: None,
@@ -673,24 +673,6 @@ impl<'d> Scanner<'d> {
             ambiguous_with,
             notes: open.notes,
         })
-    }
-}
-
-/// A few literal strings, each searched with a SIMD substring finder (faster than one automaton for
-/// a handful of needles).
-struct Literals(Vec<memchr::memmem::Finder<'static>>);
-
-impl Literals {
-    fn new(patterns: &[String]) -> Literals {
-        let mut uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
-        uniq.sort();
-        uniq.dedup();
-        Literals(uniq.into_iter().map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()).collect())
-    }
-
-    fn is_match(&self, hay: impl AsRef<[u8]>) -> bool {
-        let hay = hay.as_ref();
-        self.0.iter().any(|f| f.find(hay).is_some())
     }
 }
 
