@@ -78,6 +78,10 @@ struct Open<'d> {
     banner: Line,
     prefix: String,
     body: Vec<Line>,
+    /// What reading each line of `body` as it came found: its label and which definitions know
+    /// it (`None`: not a row), so that telling the definition apart at the end does not read
+    /// every line again. Used only while it stays beside `body` line for line.
+    seen: Vec<Option<SeenRow>>,
     noise_run: usize,
     last_row_line: usize,
     context: HashMap<String, ContextLine>,
@@ -116,17 +120,38 @@ impl<'d> KnownLabels<'d> {
     /// Labels remembered at most (a log with endless distinct labels keeps memory bounded).
     const MAX: usize = 4096;
 
-    fn knows(&mut self, d: &Definition, label: &str) -> bool {
-        let Some(i) = self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d)) else { return d.knows_label(label) };
+    /// Which of the first 64 definitions know `label`, one bit each.
+    fn mask(&mut self, label: &str) -> u64 {
         if let Some(mask) = self.cache.get(label) {
-            return mask & (1 << i) != 0;
+            return *mask;
         }
         let mask = self.defs.iter().take(64).enumerate().fold(0u64, |m, (j, t)| if t.knows_label(label) { m | 1 << j } else { m });
         if self.cache.len() < Self::MAX {
             self.cache.insert(label.to_string(), mask);
         }
-        mask & (1 << i) != 0
+        mask
     }
+
+    /// A line's row, as [`SeenRow`].
+    fn see(&mut self, row: Option<crate::lex::RowText>) -> Option<SeenRow> {
+        let label = label_key(row?.label).into_owned();
+        Some(SeenRow { known: self.mask(&label), label })
+    }
+
+    /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.
+    fn knows_in(&self, mask: u64, d: &Definition, label: &str) -> bool {
+        match self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d)) {
+            Some(i) => mask & (1 << i) != 0,
+            None => d.knows_label(label),
+        }
+    }
+}
+
+/// A row of an open block: its label as definitions compare it, and which of the text
+/// definitions (the first 64, see [`KnownLabels`]) know it.
+struct SeenRow {
+    label: String,
+    known: u64,
 }
 
 struct Held<'d> {
@@ -400,10 +425,8 @@ impl<'d> Scanner<'d> {
             // kept, but a run of them (with other lines) after the last known row ends a block
             // that lost its closing line.
             let row = split_row(text);
-            let is_row = row.is_some_and(|r| {
-                let label = label_key(r.label);
-                open.candidates.iter().any(|d| self.known.knows(d, &label))
-            });
+            let seen = self.known.see(row);
+            let is_row = seen.as_ref().is_some_and(|s| open.candidates.iter().any(|d| self.known.knows_in(s.known, d, &s.label)));
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
@@ -418,6 +441,7 @@ impl<'d> Scanner<'d> {
             let number = line.number;
             let text = if open.prefix.is_empty() { line.text } else { text.to_string() };
             open.body.push(Line { number, text, truncated: line.truncated });
+            open.seen.push(seen);
             if ends_after {
                 let done = self.open.take().expect("open");
                 self.finish_block(done, BlockEnd::Closed(number));
@@ -427,6 +451,7 @@ impl<'d> Scanner<'d> {
                 let mut done = self.open.take().expect("open");
                 let keep = done.body.len() - done.noise_run;
                 let after: Vec<Line> = done.body.split_off(keep);
+                done.seen.truncate(keep);
                 self.finish_block(done, BlockEnd::Noise);
                 // Those lines belong to what follows (the next run's preamble, perhaps).
                 for l in &after {
@@ -451,6 +476,8 @@ impl<'d> Scanner<'d> {
                     banner: line.clone(),
                     prefix: String::new(),
                     body: vec![Line { number, text: format!("{label}: {value}"), truncated: line.truncated }],
+                    // (Table rows are read again at the end.)
+                    seen: Vec::new(),
                     noise_run: 0,
                     last_row_line: number,
                     context: std::mem::take(&mut self.context),
@@ -550,8 +577,10 @@ impl<'d> Scanner<'d> {
         let grid = candidates.iter().copied().find(|d| d.block.as_ref().is_some_and(|b| b.table.is_some()));
         // Room for a usual block's lines (about 40), so that it is not regrown line by line.
         let mut body = Vec::with_capacity(48);
+        let mut seen = Vec::with_capacity(48);
         if banner_is_row || grid.is_some() {
             body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
+            seen.push(self.known.see(split_row(&line.text[at..])));
         }
         let number = line.number;
         self.open = Some(Open {
@@ -561,6 +590,7 @@ impl<'d> Scanner<'d> {
             banner: line,
             prefix,
             body,
+            seen,
             noise_run: 0,
             last_row_line: number,
             context: std::mem::take(&mut self.context),
@@ -591,7 +621,7 @@ impl<'d> Scanner<'d> {
                     BlockEnd::AfterTables(_) | BlockEnd::EndOfInput => b.last_line.unwrap_or(open.last_row_line),
                     _ => open.last_row_line,
                 };
-                let one = Open { body: b.lines, notes: b.notes, last_row_line, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], grid: None, ..open };
+                let one = Open { body: b.lines, seen: Vec::new(), notes: b.notes, last_row_line, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], grid: None, ..open };
                 self.finish_block(one, end);
             }
             return;
@@ -607,14 +637,20 @@ impl<'d> Scanner<'d> {
         }
     }
 
-    fn classify_block(&mut self, open: Open<'d>, end: BlockEnd) -> Option<Block<'d>> {
+    fn classify_block(&mut self, mut open: Open<'d>, end: BlockEnd) -> Option<Block<'d>> {
         let mut labels = Vec::new();
+        let mut masks = Vec::new();
         let mut sections = Vec::new();
-        for l in &open.body {
-            let trimmed = l.text.trim();
-            if let Some(r) = split_row(&l.text) {
-                labels.push(normalize_label(r.label));
-            } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, trimmed)) {
+        // The rows as they were seen line by line, or (a block of table rows) read now.
+        let mut seen = std::mem::take(&mut open.seen);
+        if seen.len() != open.body.len() {
+            seen = open.body.iter().map(|l| self.known.see(split_row(&l.text))).collect();
+        }
+        for (l, row) in open.body.iter().zip(seen) {
+            if let Some(row) = row {
+                labels.push(row.label);
+                masks.push(row.known);
+            } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, l.text.trim())) {
                 sections.push(name);
             }
         }
@@ -625,9 +661,9 @@ impl<'d> Scanner<'d> {
         // One flat table, a row of candidates per label (not a Vec per label).
         let n = open.candidates.len();
         let mut table = Vec::with_capacity(labels.len() * n);
-        for l in &labels {
+        for (l, mask) in labels.iter().zip(&masks) {
             for d in &open.candidates {
-                table.push(self.known.knows(d, l));
+                table.push(self.known.knows_in(*mask, d, l));
             }
         }
         let knowers = || table.chunks_exact(n.max(1));
