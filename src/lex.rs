@@ -15,19 +15,65 @@ pub struct RowText<'a> {
 pub fn split_row(line: &str) -> Option<RowText<'_>> {
     let text = line.trim_ascii();
     let bytes = text.as_bytes();
+    // The usual row has a short ASCII label: one pass finds its colon, and a byte that no label
+    // has (`[`, `"`, `|`, a colon without a space after it) rejects a log line at once. Anything
+    // else (a longer or non-ASCII label) takes the general way, which decides the same.
+    let mut plain = true;
+    for (i, &b) in bytes.iter().enumerate().take(LABEL_MAX + 1) {
+        if b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
+            // Label bytes only (no other white space), starting as a label does: a label.
+            if plain && (bytes[0].is_ascii_alphabetic() || matches!(bytes[0], b'#' | b'(')) {
+                return Some(RowText { label: &text[..=i], value: trim_start(&text[i + 1..]) });
+            }
+            return split_at(text, i);
+        }
+        if b >= 0x80 {
+            break;
+        }
+        if !LABEL_BYTE[b as usize] {
+            if !b.is_ascii_whitespace() {
+                return None;
+            }
+            plain = false;
+        }
+    }
+    split_row_general(text)
+}
+
+/// `trim_ascii_start`, eight spaces at a time over the padding between label and value.
+fn trim_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while b.len() - i >= 8 && b[i..i + 8] == [b' '; 8] {
+        i += 8;
+    }
+    s[i..].trim_ascii_start()
+}
+
+/// [`split_row`] of a trimmed line, without the fast pass.
+fn split_row_general(text: &str) -> Option<RowText<'_>> {
+    let bytes = text.as_bytes();
     let at = memchr::memchr_iter(b':', bytes).find(|&i| bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()))?;
+    split_at(text, at)
+}
+
+/// The row of a trimmed line whose label ends with the colon at `at`, if that is a label.
+fn split_at(text: &str, at: usize) -> Option<RowText<'_>> {
     let label = &text[..=at];
     if !is_label(&label[..at]) {
         return None;
     }
-    Some(RowText { label, value: text[at + 1..].trim_ascii() })
+    Some(RowText { label, value: text[at + 1..].trim_ascii_start() })
 }
+
+/// Characters a label has at most.
+const LABEL_MAX: usize = 64;
 
 /// A label is short and made of words: letters, digits, spaces and `()/%.,#-_+'&*<>=`.
 /// This keeps log lines (`INFO 08-28 22:41:28 [metrics.py:351] ...:`) and paths out.
 fn is_label(s: &str) -> bool {
     let s = s.trim_ascii();
-    if s.len() > 64 * 4 {
+    if s.len() > LABEL_MAX * 4 {
         return false;
     }
     let Some(first) = s.chars().next() else { return false };
@@ -35,9 +81,9 @@ fn is_label(s: &str) -> bool {
         return false;
     }
     if s.is_ascii() {
-        return s.len() <= 64 && s.bytes().all(|b| LABEL_BYTE[b as usize]);
+        return s.len() <= LABEL_MAX && s.bytes().all(|b| LABEL_BYTE[b as usize]);
     }
-    s.chars().count() <= 64 && s.chars().all(|c| c.is_alphanumeric() || " \t()/%.,#-_+'&*<>=".contains(c))
+    s.chars().count() <= LABEL_MAX && s.chars().all(|c| c.is_alphanumeric() || " \t()/%.,#-_+'&*<>=".contains(c))
 }
 
 /// The ASCII bytes a label is made of.
@@ -109,6 +155,46 @@ mod tests {
         assert_eq!(split("Namespace(backend='sglang-oai', base_url=None)"), None);
         assert_eq!(split(" 42%|████▏     | 420/1000"), None);
         assert_eq!(split(""), None);
+    }
+
+    /// The fast pass decides as the general way does, on every line of the samples and on
+    /// lines made to sit on its edges (long labels, padding before the colon, other white space,
+    /// non-ASCII bytes).
+    #[test]
+    fn the_fast_pass_agrees_with_the_general_way() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let mut lines: Vec<String> = Vec::new();
+        for sub in std::fs::read_dir(dir).unwrap() {
+            let sub = sub.unwrap().path();
+            if !sub.is_dir() {
+                continue;
+            }
+            for f in std::fs::read_dir(sub).unwrap() {
+                let Ok(bytes) = std::fs::read(f.unwrap().path()) else { continue };
+                lines.extend(String::from_utf8_lossy(&bytes).lines().map(str::to_string));
+            }
+        }
+        assert!(lines.len() > 10_000, "{}", lines.len());
+        let label = "a".repeat(64);
+        for extra in [
+            format!("{label}: 1"),
+            format!("{label}b: 1"),
+            format!("X{}: 1", " ".repeat(80)),
+            format!("Mean TTFT (ms){}: 1", " ".repeat(60)),
+            "Mean\x0cTTFT: 1".into(),
+            "Mean TTFT\x0c: 1".into(),
+            "Débit (tok/s): 12".into(),
+            "é: 1".into(),
+            "a:b c: 1".into(),
+            ":".into(),
+            "a:".into(),
+            " (x): y ".into(),
+        ] {
+            lines.push(extra);
+        }
+        for line in &lines {
+            assert_eq!(split_row(line), split_row_general(line.trim_ascii()), "{line:?}");
+        }
     }
 
     #[test]
