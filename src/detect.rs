@@ -98,6 +98,9 @@ pub struct Scanner<'d> {
     /// The literal text of the banners alone: a line inside a block is only tried as a new banner
     /// when it has one.
     banner_literals: aho_corasick::AhoCorasick,
+    /// Each text definition's banner literal (beside `text_defs`): its banner pattern is only
+    /// tried on a line that has it.
+    banner_literal: Vec<String>,
     context_labels: Vec<String>,
     context: HashMap<String, ContextLine>,
     open: Option<Open<'d>>,
@@ -185,6 +188,7 @@ impl<'d> Scanner<'d> {
             text_defs,
             any_literal: literal_automaton(&others),
             banner_literals: literal_automaton(&banners),
+            banner_literal: banners,
             context_labels,
             context: HashMap::new(),
             open: None,
@@ -547,7 +551,10 @@ impl<'d> Scanner<'d> {
         }
         let mut at = None;
         let mut hits = Vec::new();
-        for d in &self.text_defs {
+        for (d, literal) in self.text_defs.iter().zip(&self.banner_literal) {
+            if !text.contains(literal.as_str()) {
+                continue;
+            }
             if let Some(m) = d.block.as_ref().expect("text definition").banner.find(text) {
                 at.get_or_insert(m.start());
                 hits.push(*d);
