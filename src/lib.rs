@@ -83,7 +83,21 @@ pub trait Sink {
     fn run(&mut self, run: Run) -> Result<(), Error>;
     /// A problem with part of an input (a malformed JSONL line) while the rest is still read.
     fn diagnostic(&mut self, _error: Error) {}
+    /// How this sink turns a run into its output, when that needs nothing but the run (JSON
+    /// Lines, say). A pipelined read ([`Options::pipelined`]) then renders some runs on its second
+    /// thread, when the first one (reading the input and handing out runs) is the busier, and
+    /// hands them to [`Sink::rendered`] instead of [`Sink::run`].
+    fn render(&self) -> Option<Render> {
+        None
+    }
+    /// A run with the bytes [`Sink::render`]'s function made of it.
+    fn rendered(&mut self, run: Run, _bytes: Vec<u8>) -> Result<(), Error> {
+        self.run(run)
+    }
 }
+
+/// A sink's rendering of a run (see [`Sink::render`]).
+pub type Render = fn(&Run) -> Vec<u8>;
 
 impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
     fn run(&mut self, run: Run) -> Result<(), Error> {
@@ -205,36 +219,53 @@ fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_bl
 /// [`scan`] on this thread, which also hands runs to the sink in order; a second thread extracts,
 /// derives and validates each block (bounded queues keep memory bounded). Returns the runs found.
 fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Options, scanner: &mut Scanner<'d>, sink: &mut dyn Sink) -> Result<usize, Error> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
+    /// Blocks waiting for the worker up to which it is keeping up, and renders runs too.
+    const KEEPING_UP: usize = 2;
     let policy = opts.policy;
+    let render = sink.render();
+    // Blocks sent to the worker and not yet taken: few, and this thread is the busier one.
+    let waiting = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         let (to_worker, blocks) = mpsc::sync_channel::<Block<'d>>(64);
-        let (to_main, runs) = mpsc::sync_channel::<Run>(64);
+        let (to_main, runs) = mpsc::sync_channel::<(Run, Option<Vec<u8>>)>(64);
+        let waiting = &waiting;
         scope.spawn(move || {
             for block in blocks {
-                if to_main.send(run_of_block(&block, input, &policy)).is_err() {
+                let keeping_up = waiting.fetch_sub(1, Ordering::Relaxed) <= KEEPING_UP;
+                let run = run_of_block(&block, input, &policy);
+                let bytes = render.filter(|_| keeping_up).map(|r| r(&run));
+                if to_main.send((run, bytes)).is_err() {
                     break;
                 }
             }
         });
+        let mut hand_out = |(run, bytes): (Run, Option<Vec<u8>>)| {
+            match bytes {
+                Some(bytes) => sink.rendered(run, bytes),
+                None => sink.run(run),
+            }
+        };
         let (mut sent, mut found) = (0usize, 0usize);
         let scanned = scan(reader, input, scanner, &mut |block| {
             sent += 1;
+            waiting.fetch_add(1, Ordering::Relaxed);
             // A closed queue means the worker stopped; the runs it sent are still drained below.
             let _ = to_worker.send(block);
             // Hand out what is ready, without waiting.
-            while let Ok(run) = runs.try_recv() {
+            while let Ok(got) = runs.try_recv() {
                 found += 1;
-                sink.run(run)?;
+                hand_out(got)?;
             }
             Ok(())
         });
         drop(to_worker);
         scanned?;
         while found < sent {
-            let Ok(run) = runs.recv() else { break };
+            let Ok(got) = runs.recv() else { break };
             found += 1;
-            sink.run(run)?;
+            hand_out(got)?;
         }
         Ok(found)
     })

@@ -438,6 +438,14 @@ impl<W: Write> Output<W> {
         if self.rejected { self.worst.max(ExitCode::Rejected) } else { self.worst }
     }
 
+    /// A rejected run is said so on stderr, and sets the exit code.
+    fn note_verdict(&mut self, run: &Run) {
+        if run.verdict == Verdict::Rejected {
+            self.rejected = true;
+            report_rejection(self.error_format, run, self.strict);
+        }
+    }
+
     /// Write what the format collects until the end (JSON document, table, dstack objects).
     fn finish(&mut self) -> io::Result<()> {
         let runs = std::mem::take(&mut self.runs);
@@ -467,10 +475,7 @@ impl<W: Write> Output<W> {
 
 impl<W: Write> Sink for Output<W> {
     fn run(&mut self, run: Run) -> Result<(), Error> {
-        self.rejected |= run.verdict == Verdict::Rejected;
-        if run.verdict == Verdict::Rejected {
-            report_rejection(self.error_format, &run, self.strict);
-        }
+        self.note_verdict(&run);
         let written = match self.format {
             OutputFormat::Json | OutputFormat::Table | OutputFormat::Dstack => {
                 self.runs.push(run);
@@ -487,6 +492,22 @@ impl<W: Write> Sink for Output<W> {
     fn diagnostic(&mut self, error: Error) {
         report_error(self.error_format, &error);
     }
+
+    fn render(&self) -> Option<bench_normalize::Render> {
+        (self.format == OutputFormat::Jsonl).then_some(render_jsonl)
+    }
+
+    fn rendered(&mut self, run: Run, bytes: Vec<u8>) -> Result<(), Error> {
+        self.note_verdict(&run);
+        self.out.write_all(&bytes).and_then(|_| self.out.flush()).map_err(|source| Error::Io { input: "stdout".into(), source })
+    }
+}
+
+/// A run as its JSON Lines line (what [`emit::write_jsonl`] writes).
+fn render_jsonl(run: &Run) -> Vec<u8> {
+    let mut line = Vec::with_capacity(8 * 1024);
+    emit::write_jsonl(&mut line, run).expect("writing to memory does not fail");
+    line
 }
 
 /// A warning about one run (a figure that cannot be known), on stderr.

@@ -179,3 +179,53 @@ fn jsonl_lines_are_serde_json_bytes() {
     }
     assert!(runs_checked > 150, "{runs_checked}");
 }
+
+/// A pipelined read (a file's blocks read on a second thread) may render runs there, for a sink
+/// that says how ([`bench_normalize::Sink::render`]). Whichever thread does it, every run arrives
+/// once, in input order, and rendered bytes are the renderer's: the same report as read alone.
+#[test]
+fn a_pipelined_read_hands_out_every_run_once_in_order_rendered_or_not() {
+    use bench_normalize::{Error, Options, Run, Sink};
+    struct Both {
+        runs: Vec<Run>,
+        rendered: usize,
+    }
+    fn render(run: &Run) -> Vec<u8> {
+        serde_json::to_vec(run).unwrap()
+    }
+    impl Sink for Both {
+        fn run(&mut self, run: Run) -> Result<(), Error> {
+            self.runs.push(run);
+            Ok(())
+        }
+        fn render(&self) -> Option<bench_normalize::Render> {
+            Some(render)
+        }
+        fn rendered(&mut self, run: Run, bytes: Vec<u8>) -> Result<(), Error> {
+            assert_eq!(bytes, serde_json::to_vec(&run).unwrap());
+            self.rendered += 1;
+            self.runs.push(run);
+            Ok(())
+        }
+    }
+    // Many blocks of every tool, one after another.
+    let mut text = Vec::new();
+    for dir in ["captured", "versions", "noisy", "public"] {
+        for path in common::sample_files(dir, ".txt") {
+            text.extend(std::fs::read(path).unwrap());
+            text.push(b'\n');
+        }
+    }
+    let read = |pipelined: bool| {
+        let mut sink = Both { runs: Vec::new(), rendered: 0 };
+        let opts = Options { pipelined, ..Options::default() };
+        bench_normalize::normalize(&text[..], "all.txt", &opts, &mut sink).unwrap();
+        sink
+    };
+    let (alone, pipelined) = (read(false), read(true));
+    assert!(alone.runs.len() > 50, "{}", alone.runs.len());
+    eprintln!("{} of {} runs rendered on the second thread", pipelined.rendered, pipelined.runs.len());
+    assert_eq!(alone.rendered, 0, "only a pipelined read renders");
+    let json = |s: &Both| s.runs.iter().map(|r| serde_json::to_string(r).unwrap()).collect::<Vec<_>>();
+    assert_eq!(json(&pipelined), json(&alone));
+}
