@@ -58,6 +58,9 @@ pub struct Block<'d> {
     /// Lines after the banner (the banner too, for formats whose banner is a row), with the
     /// block's indentation or quoting removed.
     pub body: Vec<Line>,
+    /// Each line of `body` read as a row (`None`: not a row), line for line; may be shorter than
+    /// `body` (then read the lines again).
+    pub rows: Vec<Option<BodyRow>>,
     pub end: BlockEnd,
     /// Line of the last row or of the closing line.
     pub last_line: usize,
@@ -78,10 +81,10 @@ struct Open<'d> {
     banner: Line,
     prefix: String,
     body: Vec<Line>,
-    /// What reading each line of `body` as it came found: its label and which definitions know
-    /// it (`None`: not a row), so that telling the definition apart at the end does not read
-    /// every line again. Used only while it stays beside `body` line for line.
-    seen: Vec<Option<SeenRow>>,
+    /// What reading each line of `body` as it came found: its row, and which definitions know
+    /// its label (`None`: not a row), so that telling the definition apart at the end does not
+    /// read every line again. Used only while it stays beside `body` line for line.
+    seen: Vec<Option<BodyRow>>,
     noise_run: usize,
     last_row_line: usize,
     context: HashMap<String, ContextLine>,
@@ -135,10 +138,13 @@ impl<'d> KnownLabels<'d> {
         mask
     }
 
-    /// A line's row, as [`SeenRow`].
-    fn see(&mut self, row: Option<crate::lex::RowText>) -> Option<SeenRow> {
-        let label = label_key(row?.label).into_owned();
-        Some(SeenRow { known: self.mask(&label), label })
+    /// A line's row, as [`BodyRow`].
+    fn see(&mut self, text: &str) -> Option<BodyRow> {
+        let row = split_row(text)?;
+        let label = label_key(row.label).into_owned();
+        // (The value is a slice of `text`.)
+        let start = row.value.as_ptr() as usize - text.as_ptr() as usize;
+        Some(BodyRow { known: self.mask(&label), label, value: start..start + row.value.len() })
     }
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.
@@ -150,10 +156,14 @@ impl<'d> KnownLabels<'d> {
     }
 }
 
-/// A row of an open block: its label as definitions compare it, and which of the text
-/// definitions (the first 64, see [`KnownLabels`]) know it.
-struct SeenRow {
-    label: String,
+/// A block line read as a row ([`crate::lex::split_row`]).
+#[derive(Debug, Clone)]
+pub struct BodyRow {
+    /// The label as definitions compare it (white space folded, colon kept).
+    pub label: String,
+    /// Where the value lies in the line's text.
+    pub value: std::ops::Range<usize>,
+    /// Which of the text definitions (the first 64, see [`KnownLabels`]) know the label.
     known: u64,
 }
 
@@ -285,13 +295,16 @@ impl<'d> Scanner<'d> {
             }
             // Plain rules inside the trailer separate its groups; its rows stay in its section.
             let text = if trimmed.chars().all(|c| c == '-') && !trimmed.is_empty() { format!("--- {} ---", h.trailer.section) } else { line.text.clone() };
+            h.block.rows.push(self.known.see(&text));
             h.block.body.push(Line { number: line.number, text, truncated: line.truncated });
             h.block.last_line = line.number;
             return true;
         }
         if h.trailer.banner.is_match(trimmed) {
             h.open = true;
-            h.block.body.push(Line { number: line.number, text: format!("--- {} ---", h.trailer.section), truncated: false });
+            let text = format!("--- {} ---", h.trailer.section);
+            h.block.rows.push(self.known.see(&text));
+            h.block.body.push(Line { number: line.number, text, truncated: false });
             return true;
         }
         if !trimmed.is_empty() {
@@ -430,13 +443,12 @@ impl<'d> Scanner<'d> {
             // A row counts as part of the block when a candidate knows its label; unknown rows are
             // kept, but a run of them (with other lines) after the last known row ends a block
             // that lost its closing line.
-            let row = split_row(text);
-            let seen = self.known.see(row);
+            let seen = self.known.see(text);
             let is_row = seen.as_ref().is_some_and(|s| open.candidates.iter().any(|d| self.known.knows_in(s.known, d, &s.label)));
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
-                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| *l == row.map(|r| label_key(r.label)).unwrap_or_default())
+                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| seen.as_ref().is_some_and(|s| *l == s.label))
                 });
             if is_row || is_section {
                 open.noise_run = 0;
@@ -589,7 +601,7 @@ impl<'d> Scanner<'d> {
         let mut seen = Vec::with_capacity(48);
         if banner_is_row || grid.is_some() {
             body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
-            seen.push(self.known.see(split_row(&line.text[at..])));
+            seen.push(self.known.see(&line.text[at..]));
         }
         let number = line.number;
         self.open = Some(Open {
@@ -653,11 +665,11 @@ impl<'d> Scanner<'d> {
         // The rows as they were seen line by line, or (a block of table rows) read now.
         let mut seen = std::mem::take(&mut open.seen);
         if seen.len() != open.body.len() {
-            seen = open.body.iter().map(|l| self.known.see(split_row(&l.text))).collect();
+            seen = open.body.iter().map(|l| self.known.see(&l.text)).collect();
         }
-        for (l, row) in open.body.iter().zip(seen) {
+        for (l, row) in open.body.iter().zip(&seen) {
             if let Some(row) = row {
-                labels.push(row.label);
+                labels.push(row.label.clone());
                 masks.push(row.known);
             } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, l.text.trim())) {
                 sections.push(name);
@@ -712,6 +724,7 @@ impl<'d> Scanner<'d> {
             index: self.blocks,
             banner: open.banner,
             body: open.body,
+            rows: seen,
             end,
             last_line: open.last_row_line,
             context,

@@ -56,7 +56,12 @@ pub fn extract(block: &Block) -> Extracted {
     }
 
     let spec_block = def.block.as_ref().expect("a text block has a block spec");
-    let rows: Vec<Option<crate::lex::RowText>> = block.body.iter().map(|l| split_row(&l.text)).collect();
+    // Each line as a row (label key and value): as the scanner read it, where it did.
+    let rows: Vec<Option<(std::borrow::Cow<str>, &str)>> = if block.rows.len() == block.body.len() {
+        block.body.iter().zip(&block.rows).map(|(l, r)| r.as_ref().map(|r| (std::borrow::Cow::Borrowed(r.label.as_str()), &l.text[r.value.clone()]))).collect()
+    } else {
+        block.body.iter().map(|l| split_row(&l.text).map(|r| (label_key(r.label), r.value))).collect()
+    };
     let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, l.text.trim()).is_some_and(|n| !n.is_empty()));
     out.sectionless = !has_sections;
     if !has_sections && rows.iter().filter(|r| r.is_some()).count() > 3 {
@@ -97,7 +102,7 @@ pub fn extract(block: &Block) -> Extracted {
         if spec_block.noise.iter().any(|n| n.is_match(trimmed)) {
             continue;
         }
-        let Some(row) = row else {
+        let Some((label, value)) = row else {
             out.notes.push(Note {
                 code: "not-a-row".into(),
                 message: format!("skipped a line inside the block that is not a row: '{}'", shorten(trimmed)),
@@ -105,7 +110,6 @@ pub fn extract(block: &Block) -> Extracted {
             });
             continue;
         };
-        let label = label_key(row.label);
         let occurrence = {
             let n = seen.entry((section_id, label.clone())).or_insert(0);
             *n += 1;
@@ -113,13 +117,13 @@ pub fn extract(block: &Block) -> Extracted {
         };
         let matched = def.row_spec(section.as_deref(), &label, occurrence, out.sectionless);
         let field = match matched {
-            Some((spec, captured)) => read_into(&mut out, spec, captured, row.value, line.number, false),
+            Some((spec, captured)) => read_into(&mut out, spec, captured, value, line.number, false),
             None => None,
         };
         out.rows.push(Row {
             section: section.clone(),
             label: label.trim_end_matches(':').to_string(),
-            value: (!row.value.is_empty()).then(|| row.value.to_string()),
+            value: (!value.is_empty()).then(|| value.to_string()),
             line: line.number,
             field,
             scope: None,
