@@ -96,8 +96,9 @@ pub trait Sink {
     }
 }
 
-/// A sink's rendering of a run (see [`Sink::render`]).
-pub type Render = fn(&Run) -> Vec<u8>;
+/// A sink's rendering of a run (see [`Sink::render`]); `None` when it cannot render it, and the
+/// run then goes to [`Sink::run`] (which reports why).
+pub type Render = fn(&Run) -> Option<Vec<u8>>;
 
 impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
     fn run(&mut self, run: Run) -> Result<(), Error> {
@@ -235,7 +236,7 @@ fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Optio
             for block in blocks {
                 let keeping_up = waiting.fetch_sub(1, Ordering::Relaxed) <= KEEPING_UP;
                 let run = run_of_block(&block, input, &policy);
-                let bytes = render.filter(|_| keeping_up).map(|r| r(&run));
+                let bytes = render.filter(|_| keeping_up).and_then(|r| r(&run));
                 if to_main.send((run, bytes)).is_err() {
                     break;
                 }

@@ -504,10 +504,10 @@ impl<W: Write> Sink for Output<W> {
 }
 
 /// A run as its JSON Lines line (what [`emit::write_jsonl`] writes).
-fn render_jsonl(run: &Run) -> Vec<u8> {
+fn render_jsonl(run: &Run) -> Option<Vec<u8>> {
     let mut line = Vec::with_capacity(8 * 1024);
-    emit::write_jsonl(&mut line, run).expect("writing to memory does not fail");
-    line
+    emit::write_jsonl(&mut line, run).ok()?;
+    Some(line)
 }
 
 /// A warning about one run (a figure that cannot be known), on stderr.
