@@ -58,9 +58,17 @@ pub fn extract(block: &Block) -> Extracted {
     let spec_block = def.block.as_ref().expect("a text block has a block spec");
     // Each line as a row (label key and value): as the scanner read it, where it did.
     let rows: Vec<Option<(std::borrow::Cow<str>, &str)>> = if block.rows.len() == block.body.len() {
-        block.body.iter().zip(&block.rows).map(|(l, r)| r.as_ref().map(|r| (std::borrow::Cow::Borrowed(r.label.as_str()), &l.text[r.value.clone()]))).collect()
+        block
+            .body
+            .iter()
+            .zip(&block.rows)
+            .map(|(l, r)| match r {
+                Some(r) => l.text.get(r.value.clone()).map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value)).or_else(|| split(&l.text)),
+                None => None,
+            })
+            .collect()
     } else {
-        block.body.iter().map(|l| split_row(&l.text).map(|r| (label_key(r.label), r.value))).collect()
+        block.body.iter().map(|l| split(&l.text)).collect()
     };
     let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, l.text.trim()).is_some_and(|n| !n.is_empty()));
     out.sectionless = !has_sections;
@@ -130,6 +138,11 @@ pub fn extract(block: &Block) -> Extracted {
         });
     }
     out
+}
+
+/// A line as a row: its label key and its value.
+fn split(text: &str) -> Option<(std::borrow::Cow<'_, str>, &str)> {
+    split_row(text).map(|r| (label_key(r.label), r.value))
 }
 
 /// Read a row's value into an assignment; returns the figure path the row fed.
