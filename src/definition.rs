@@ -208,7 +208,8 @@ pub struct TableSpec {
 }
 
 /// How a table line is cut into cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CellStyle {
     /// Cells between `|`, `│`, `┃` or `║`; rules are made of box-drawing characters or `-=+:|`.
     /// A header cell with nothing between its bars continues the cell on its left (a span).
@@ -220,7 +221,8 @@ pub enum CellStyle {
 }
 
 /// What a table row is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RowsAre {
     /// One metric per row, its statistics in the columns (AIPerf).
     Metrics,
@@ -703,8 +705,8 @@ struct RawBlock {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTable {
-    cells: Spanned<String>,
-    rows: Spanned<String>,
+    cells: CellStyle,
+    rows: RowsAre,
     header_rows: Option<usize>,
     #[serde(default)]
     value_columns: Vec<String>,
@@ -712,10 +714,10 @@ struct RawTable {
     max_noise: usize,
 }
 
-/// As for a printed block (`detect::MAX_NOISE_RUN`): a footnote and a few log lines of other
-/// processes between two tables do not end them.
+/// As for a printed block: a footnote and a few log lines of other processes between two tables
+/// do not end them.
 fn default_table_noise() -> usize {
-    8
+    crate::detect::MAX_NOISE_RUN
 }
 
 fn default_strip() -> String {
@@ -856,25 +858,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
             if b.end.is_none() && b.end_after_label.is_none() && b.table.is_none() {
                 return Err(err_at(b.banner.span().start, "block", "a block needs `end`, `end_after_label` or a [block.table]".into()));
             }
-            let table = match &b.table {
-                None => None,
-                Some(t) => Some(TableSpec {
-                    cells: match t.cells.get_ref().as_str() {
-                        "ruled" => CellStyle::Ruled,
-                        "csv" => CellStyle::Csv,
-                        "aligned" => CellStyle::Aligned,
-                        other => return Err(err_at(t.cells.span().start, "block.table.cells", format!("unknown cell style '{other}' (ruled, csv, aligned)"))),
-                    },
-                    rows: match t.rows.get_ref().as_str() {
-                        "metrics" => RowsAre::Metrics,
-                        "runs" => RowsAre::Runs,
-                        other => return Err(err_at(t.rows.span().start, "block.table.rows", format!("unknown row kind '{other}' (metrics, runs)"))),
-                    },
-                    header_rows: t.header_rows,
-                    value_columns: t.value_columns.clone(),
-                    max_noise: t.max_noise.max(1),
-                }),
-            };
+            let table = b.table.as_ref().map(|t| TableSpec { cells: t.cells, rows: t.rows, header_rows: t.header_rows, value_columns: t.value_columns.clone(), max_noise: t.max_noise.max(1) });
             let section = b.section.as_ref().map(|s| spanned_regex(s, "block.section")).transpose()?;
             let end = b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?;
             Some(BlockSpec {
@@ -1231,6 +1215,8 @@ mod tests {
         assert!(e.starts_with("t.toml:6:10: block.banner: bad regular expression"), "{e}");
         let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nunit = \"parsecs\"\nfield = \"totals.duration_s\"\n"));
         assert!(e.contains("row.unit: unknown unit 'parsecs'"), "{e}");
+        let e = err(&format!("{HEAD}[block.table]\ncells = \"boxes\"\nrows = \"metrics\"\n"));
+        assert!(e.starts_with("t.toml:9:9: ") && e.contains("unknown variant `boxes`, expected one of `ruled`, `csv`, `aligned`"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::lex::{label_key, normalize_label, split_row};
 
 /// After this many lines in a row that are neither rows nor section headers, an unclosed block is
 /// taken to have been cut off.
-const MAX_NOISE_RUN: usize = 8;
+pub(crate) const MAX_NOISE_RUN: usize = 8;
 
 /// How a block ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
