@@ -323,16 +323,7 @@ impl Target {
             // `p99`, as Display writes a whole percentile.
             StatKey::P(p) if p.fract() == 0.0 && (0.0..1e6).contains(&p) => {
                 s.push('p');
-                let (mut n, mut digits, mut i) = (p as u64, [0u8; 8], 8);
-                loop {
-                    i -= 1;
-                    digits[i] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                s.extend(digits[i..].iter().map(|b| *b as char));
+                s.push_str(itoa::Buffer::new().format(p as u64));
             }
             k => {
                 use std::fmt::Write;
