@@ -56,20 +56,18 @@ pub fn extract(block: &Block) -> Extracted {
     }
 
     let spec_block = def.block.as_ref().expect("a text block has a block spec");
-    // Each line as a row (label key and value): as the scanner read it, where it did.
-    let rows: Vec<Option<(std::borrow::Cow<str>, &str)>> = if block.rows.len() == block.body.len() {
-        block
-            .body
-            .iter()
-            .zip(&block.rows)
-            .map(|(l, r)| match r {
-                Some(r) => l.text.get(r.value.clone()).map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value)).or_else(|| split(&l.text)),
-                None => None,
-            })
-            .collect()
-    } else {
-        block.body.iter().map(|l| split(&l.text)).collect()
-    };
+    // Each line as a row (label key and value): as the scanner read it, or read now where it
+    // did not (a block made by hand, or a value range that does not fit its line).
+    let rows: Vec<Option<(std::borrow::Cow<str>, &str)>> = block
+        .body
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match block.rows.get(i) {
+            Some(None) => None,
+            Some(Some(r)) => l.text.get(r.value.clone()).map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value)).or_else(|| split(&l.text)),
+            None => split(&l.text),
+        })
+        .collect();
     let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, l.text.trim()).is_some_and(|n| !n.is_empty()));
     out.sectionless = !has_sections;
     if !has_sections && rows.iter().filter(|r| r.is_some()).count() > 3 {
