@@ -58,8 +58,8 @@ pub struct Block<'d> {
     /// Lines after the banner (the banner too, for formats whose banner is a row), with the
     /// block's indentation or quoting removed.
     pub body: Vec<Line>,
-    /// Each line of `body` read as a row (`None`: not a row), line for line; may be shorter than
-    /// `body` (then read the lines again).
+    /// Each line of `body` read as a row (`None`: not a row), line for line (a line past its end
+    /// is read again).
     pub rows: Vec<Option<BodyRow>>,
     pub end: BlockEnd,
     /// Line of the last row or of the closing line.
@@ -626,11 +626,10 @@ impl<'d> Scanner<'d> {
             // Of the table formats whose banner matched, the one that knows the most of its rows.
             let lines = std::mem::take(&mut open.body);
             let read = |d: &'d Definition| table::bodies(d, d.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition"), &lines);
-            let known = |d: &Definition, bodies: &[table::Body]| bodies.iter().flat_map(|b| &b.lines).filter(|l| split_row(&l.text).is_some_and(|r| d.knows_label(&label_key(r.label)))).count();
             let mut best: Option<(&'d Definition, Vec<table::Body>, usize)> = None;
             for d in open.candidates.iter().copied() {
                 let bodies = read(d);
-                let n = known(d, &bodies);
+                let n = bodies.iter().flat_map(|b| &b.lines).filter(|l| self.known.see(&l.text).is_some_and(|r| self.known.knows_in(r.known, d, &r.label))).count();
                 if best.as_ref().is_none_or(|(_, _, m)| n > *m) {
                     best = Some((d, bodies, n));
                 }
