@@ -357,13 +357,13 @@ fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, t
             Err(source) => return Err(Error::Io { input: name, source }),
         }
     };
-    // A regular file is read to its end anyway: its blocks can be read on a second core. A pipe
-    // or a terminal streams, and each run goes out the moment its block ends.
-    let is_file = name != "-" && std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    let opts = Options { pipelined: is_file && tee.is_none(), ..*opts };
+    // A regular file not copied anywhere is read to its end anyway: by the library as a whole (a
+    // JSON file in place), its blocks on a second core. A pipe or a terminal streams, and each run
+    // goes out the moment its block ends.
+    let whole = tee.is_none() && file.as_ref().is_some_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
+    let opts = Options { pipelined: whole, ..*opts };
     let reader: Box<dyn io::BufRead> = match file {
-        // A regular file, not copied anywhere: read by the library as a whole (a JSON file in place).
-        Some(f) if is_file && tee.is_none() => return bench_normalize::normalize_file(f, &name, &opts, sink),
+        Some(f) if whole => return bench_normalize::normalize_file(f, &name, &opts, sink),
         Some(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
         None => Box::new(BufReader::with_capacity(256 * 1024, io::stdin())),
     };
