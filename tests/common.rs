@@ -25,6 +25,26 @@ pub fn normalize_file(path: &Path) -> Result<Vec<Run>, Error> {
     Ok(runs)
 }
 
+/// Whether a file under `samples/` is an input (not a truth file, manifest, expected figures or
+/// README kept beside the inputs).
+pub fn is_sample(name: &str) -> bool {
+    !["truth.json", "manifest.json", "expected.json", "README.md"].iter().any(|s| name.ends_with(s))
+}
+
+/// Every input in `samples/*/` (what `tests/snapshots.rs` snapshots), sorted.
+pub fn samples() -> Vec<PathBuf> {
+    let exts = ["txt", "json", "jsonl", "csv", "md", "yaml"];
+    let mut v: Vec<PathBuf> = std::fs::read_dir(samples_dir())
+        .unwrap()
+        .filter_map(|d| d.ok().map(|d| d.path()))
+        .filter(|d| d.is_dir())
+        .flat_map(|d| std::fs::read_dir(d).unwrap().filter_map(|e| e.ok().map(|e| e.path())))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| exts.iter().any(|x| e == *x)) && is_sample(&p.to_string_lossy()))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Every file under `samples/<dir>` with a name ending in `suffix`, sorted.
 pub fn sample_files(dir: &str, suffix: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(samples_dir().join(dir))

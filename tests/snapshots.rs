@@ -15,7 +15,7 @@ fn sample() {
     settings.bind(|| {
         insta::glob!("../samples", "*/*.{txt,json,jsonl,csv,md,yaml}", |path| {
             let name = common::sample_name(path);
-            if name.ends_with(".truth.json") || name.ends_with("manifest.json") || name.ends_with("expected.json") || name.ends_with("README.md") {
+            if !common::is_sample(&name) {
                 return;
             }
             // Exactly what `bench-normalize --format json` prints, in report order.
