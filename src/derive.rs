@@ -58,7 +58,44 @@ pub fn round(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return x;
     }
-    format!("{x:.5e}").parse().unwrap_or(x)
+    round6(x).unwrap_or_else(|| format!("{x:.5e}").parse().unwrap_or(x))
+}
+
+/// The powers of ten that an f64 holds exactly.
+const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
+/// `format!("{x:.5e}").parse()` without the exact float formatter and the parser (round() runs
+/// for every derived figure): `|x|` is scaled by an exact power of ten so that its six significant
+/// digits are whole, `y` (one rounding: within half an ulp), and rounded to the integer `n` in
+/// binary, which is the exact answer unless `y` lies within a few ulps of a half. `n / 10^k` (or
+/// `n * 10^-k`) of two exact operands is then correctly rounded: the f64 nearest the decimal, as
+/// the parser gives. None (the formatter decides) near a half, or out of the powers' range.
+fn round6(x: f64) -> Option<f64> {
+    let a = x.abs();
+    let mut e = a.log10().floor() as i32;
+    for _ in 0..2 {
+        let k = 5 - e;
+        let y = if k >= 0 { a * *POW10.get(k as usize)? } else { a / *POW10.get(k.unsigned_abs() as usize)? };
+        // log10 may miss by one next to a power of ten: six whole digits, or try the neighbour.
+        if y < 100_000.0 {
+            e -= 1;
+            continue;
+        }
+        if y >= 1_000_000.0 {
+            e += 1;
+            continue;
+        }
+        let floor = y.floor();
+        let frac = y - floor;
+        let ulp = f64::from_bits(y.to_bits() + 1) - y;
+        if (frac - 0.5).abs() <= 4.0 * ulp {
+            return None;
+        }
+        let n = if frac > 0.5 { floor + 1.0 } else { floor };
+        let r = if k >= 0 { n / POW10[k as usize] } else { n * POW10[k.unsigned_abs() as usize] };
+        return Some(r.copysign(x));
+    }
+    None
 }
 
 /// A figure in a message or formula: as the tools print it (2 decimals, trailing zeros dropped),
@@ -358,6 +395,38 @@ mod tests {
                 assert_eq!(fast, format!("{x:.2}"), "{x:e}");
             }
         }
+    }
+
+    #[test]
+    fn round6_is_the_formatter_and_parser() {
+        let slow = |x: f64| format!("{x:.5e}").parse::<f64>().unwrap();
+        let mut values = vec![1.0, -1.0, 0.1, 0.3, 1e-17, 9.99999e27, 123456.5, 1234565.0, 0.1234565, 999999.5, 9999995.0, 99999.95, 12.803131115459882];
+        // Next to every power of ten and every half of the sixth digit of a range of mantissas.
+        for p in -17..=27 {
+            let t = 10f64.powi(p);
+            values.extend([t, f64::from_bits(t.to_bits() + 1), f64::from_bits(t.to_bits() - 1), t * (1.0 - 1e-16), t * (1.0 + 1e-16)]);
+            for m in [100_000.5, 123_456.5, 999_999.5, 999_999.4999999] {
+                let t = m * 10f64.powi(p - 5);
+                values.extend([t, f64::from_bits(t.to_bits() + 1), f64::from_bits(t.to_bits() - 1)]);
+            }
+        }
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..300_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let mantissa = (s >> 11) as f64 / (1u64 << 53) as f64;
+            values.push((1.0 + mantissa) * 10f64.powi((s % 50) as i32 - 20));
+        }
+        let mut fast = 0;
+        for x in values.iter().flat_map(|x| [*x, -*x]) {
+            if let Some(r) = round6(x) {
+                fast += 1;
+                assert_eq!(r.to_bits(), slow(x).to_bits(), "{x:e}");
+            }
+            assert_eq!(round(x).to_bits(), slow(x).to_bits(), "{x:e}");
+        }
+        assert!(fast > values.len(), "the fast path answers most values ({fast} of {})", 2 * values.len());
     }
 
     #[test]
