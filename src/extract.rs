@@ -163,8 +163,11 @@ fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str
         out.notes.push(Note { code: "value-cleaned".into(), message: format!("{path}: {r}"), line: Some(line) });
     }
     out.notes.extend(unread_note(&path, text, &read, line));
-    if let (Some(total), Some(b)) = (&spec.total, value::ratio_total(text)) {
-        out.assignments.push(Assignment { target: total.clone(), index: None, value: Read::Count(b), line, from_context, unit: None });
+    // (The value is lexed again only for a row that has a total: a tuple of both would lex every one.)
+    if let Some(total) = &spec.total {
+        if let Some(b) = value::ratio_total(text) {
+            out.assignments.push(Assignment { target: total.clone(), index: None, value: Read::Count(b), line, from_context, unit: None });
+        }
     }
     out.assignments.push(Assignment { target, index: captured.index, value: read, line, from_context, unit: spec.unit });
     Some(path)
