@@ -261,9 +261,19 @@ impl Figure {
 }
 
 /// A group of figures in report order (the order of [`vocabulary::FIELDS`]).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Figures {
     entries: Vec<(String, Figure)>,
+    /// The report-order rank of each entry, beside `entries`, kept by [`Figures::slot`]; empty
+    /// while they are not known (a group read from JSON: ranked on its first insertion).
+    ranks: Vec<usize>,
+}
+
+/// Equal figures in equal order (the ranks follow from them).
+impl PartialEq for Figures {
+    fn eq(&self, other: &Figures) -> bool {
+        self.entries == other.entries
+    }
 }
 
 impl Figures {
@@ -318,7 +328,7 @@ impl Figures {
         let (idx, inserted) = match self.entries.iter().position(|(k, _)| k == head) {
             Some(i) => (i, false),
             None => {
-                // One buffer for the full paths compared (this runs for every figure of a run).
+                // One buffer for the full paths looked up.
                 let mut buf = String::with_capacity(group_prefix.len() + 32);
                 let mut rank = |k: &str| {
                     buf.clear();
@@ -326,9 +336,14 @@ impl Figures {
                     buf.push_str(k);
                     rank_in_report(&buf)
                 };
+                // Each entry is ranked once (this runs for every figure of a run).
+                if self.ranks.len() != self.entries.len() {
+                    self.ranks = self.entries.iter().map(|(k, _)| rank(k)).collect();
+                }
                 let mine = rank(head);
-                let at = self.entries.iter().position(|(k, _)| rank(k) > mine).unwrap_or(self.entries.len());
+                let at = self.ranks.iter().position(|r| *r > mine).unwrap_or(self.entries.len());
                 self.entries.insert(at, (head.to_string(), Figure::Group(Figures::default())));
+                self.ranks.insert(at, mine);
                 (at, true)
             }
         };
@@ -361,6 +376,9 @@ impl Figures {
 
     pub fn remove(&mut self, name: &str) -> Option<Figure> {
         let i = self.entries.iter().position(|(k, _)| k == name)?;
+        if self.ranks.len() == self.entries.len() {
+            self.ranks.remove(i);
+        }
         Some(self.entries.remove(i).1)
     }
 }
@@ -476,7 +494,7 @@ impl<'de> Deserialize<'de> for Figure {
                     }
                     Ok(Figure::Stat(st))
                 } else {
-                    Ok(Figure::Group(Figures { entries }))
+                    Ok(Figure::Group(Figures { entries, ranks: Vec::new() }))
                 }
             }
         }
@@ -802,5 +820,30 @@ mod tests {
         assert_eq!(json, r#"{"tpot_ms":{"mean":12.8,"p99":13.0},"accept_length":2.5}"#);
         let back: Figures = serde_json::from_str(&json).unwrap();
         assert_eq!(back, f);
+    }
+
+    #[test]
+    fn figures_read_from_json_are_ranked_when_one_is_added() {
+        // Written by hand out of report order: a new figure goes before the first entry that
+        // ranks after it (the model below), the others stay where they were.
+        let rank = |k: &str| rank_in_report(&format!("reported.{k}"));
+        let model = |names: &mut Vec<String>, k: &str| {
+            let at = names.iter().position(|n| rank(n) > rank(k)).unwrap_or(names.len());
+            names.insert(at, k.to_string());
+        };
+        let mut f: Figures = serde_json::from_str(r#"{"itl_ms":{"mean":2.0},"ttft_ms":{"mean":1.0},"e2e_ms":{"mean":3.0}}"#).unwrap();
+        let mut want: Vec<String> = ["itl_ms", "ttft_ms", "e2e_ms"].map(String::from).to_vec();
+        let names = |f: &Figures| f.iter().map(|(k, _)| k.to_string()).collect::<Vec<_>>();
+        for (k, v) in [("tpot_ms", 4.0), ("request_per_s", 5.0), ("unknown_figure", 6.0)] {
+            f.set(k, &format!("reported.{k}"), Figure::Number(v));
+            model(&mut want, k);
+            assert_eq!(names(&f), want);
+        }
+        assert!(f.remove("itl_ms").is_some());
+        want.retain(|n| n != "itl_ms");
+        f.set("itl_ms", "reported.itl_ms", Figure::Number(7.0));
+        model(&mut want, "itl_ms");
+        assert_eq!(names(&f), want);
+        assert_ne!(want[0], "itl_ms", "not simply sorted: the hand-written order stays");
     }
 }
