@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use crate::definition::{Definition, Definitions, Evidence, Variant};
 use crate::input::Line;
-use crate::lex::{label_key, normalize_label, split_row};
+use crate::lex::{normalize_label, split_row, split_row_key};
 
 /// After this many lines in a row that are neither rows nor section headers, an unclosed block is
 /// taken to have been cut off.
@@ -140,11 +140,11 @@ impl<'d> KnownLabels<'d> {
 
     /// A line's row, as [`BodyRow`].
     fn see(&mut self, text: &str) -> Option<BodyRow> {
-        let row = split_row(text)?;
-        let label = label_key(row.label).into_owned();
+        let (label, value) = split_row_key(text)?;
+        let label = label.into_owned();
         // (The value is a slice of `text`.)
-        let start = row.value.as_ptr() as usize - text.as_ptr() as usize;
-        Some(BodyRow { known: self.mask(&label), label, value: start..start + row.value.len() })
+        let start = value.as_ptr() as usize - text.as_ptr() as usize;
+        Some(BodyRow { known: self.mask(&label), label, value: start..start + value.len() })
     }
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.

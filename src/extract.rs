@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::definition::{Captured, RowSpec, Target};
 use crate::detect::{Block, section_name};
-use crate::lex::{label_key, split_row};
+use crate::lex::split_row_key;
 use crate::report::{Note, Row};
 use crate::value::{self, Read};
 
@@ -140,7 +140,7 @@ pub fn extract(block: &Block) -> Extracted {
 
 /// A line as a row: its label key and its value.
 fn split(text: &str) -> Option<(std::borrow::Cow<'_, str>, &str)> {
-    split_row(text).map(|r| (label_key(r.label), r.value))
+    split_row_key(text)
 }
 
 /// Read a row's value into an assignment; returns the figure path the row fed.

@@ -13,23 +13,56 @@ pub struct RowText<'a> {
 
 /// Split a line into label and value, when it has the shape of a row.
 pub fn split_row(line: &str) -> Option<RowText<'_>> {
+    split_row_noting(line).map(|(row, _)| row)
+}
+
+/// [`split_row`] with the label as [`label_key`] gives it: the row's label key and its value.
+pub fn split_row_key(line: &str) -> Option<(std::borrow::Cow<'_, str>, &str)> {
+    let (row, normal) = split_row_noting(line)?;
+    let key = if normal { std::borrow::Cow::Borrowed(row.label) } else { label_key(row.label) };
+    Some((key, row.value))
+}
+
+/// [`split_row`], and whether the label is known to be normal already ([`label_key`] would
+/// return it as it is), which the fast pass finds out on the way.
+fn split_row_noting(line: &str) -> Option<(RowText<'_>, bool)> {
     let text = line.trim_ascii();
     let bytes = text.as_bytes();
-    // The usual row has a short ASCII label: one pass finds its colon, and a byte that no label
-    // has (`[`, `"`, `|`, a colon without a space after it) rejects a log line at once. Anything
-    // else (a longer or non-ASCII label) takes the general way, which decides the same.
+    // The usual row has a short ASCII label: a tight pass over label bytes stops at its colon,
+    // or at a byte that no label has (`[`, `"`, `|`), which rejects a log line at once.
+    let n = bytes.len().min(LABEL_MAX + 1);
+    let stop = bytes[..n].iter().position(|b| !LABEL_BYTE[*b as usize]).unwrap_or(n);
+    match bytes.get(stop) {
+        Some(b':') if stop < n && bytes.get(stop + 1).is_none_or(|n| n.is_ascii_whitespace()) && (bytes[0].is_ascii_alphabetic() || matches!(bytes[0], b'#' | b'(')) => {
+            let label = &bytes[..stop];
+            let folds = label.contains(&b'\t') || label.windows(2).any(|w| w == b"  ");
+            return Some((RowText { label: &text[..=stop], value: trim_start(&text[stop + 1..]) }, !folds));
+        }
+        Some(&b) if stop < n && b != b':' && b < 0x80 && !b.is_ascii_whitespace() => return None,
+        // Label bytes only and no colon (a rule, a `---Section---` header): no row.
+        None => return None,
+        _ => {}
+    }
+    // Anything else (a colon at the start or without white space after it, other white space,
+    // a longer or non-ASCII label): byte by byte, then the general way, which decides the same.
     let mut plain = true;
+    // A tab, or two spaces in a row: white space that label_key folds.
+    let mut folds = false;
+    let mut prev_space = false;
     for (i, &b) in bytes.iter().enumerate().take(LABEL_MAX + 1) {
         if b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
             // Label bytes only (no other white space), starting as a label does: a label.
             if plain && (bytes[0].is_ascii_alphabetic() || matches!(bytes[0], b'#' | b'(')) {
-                return Some(RowText { label: &text[..=i], value: trim_start(&text[i + 1..]) });
+                return Some((RowText { label: &text[..=i], value: trim_start(&text[i + 1..]) }, !folds));
             }
-            return split_at(text, i);
+            return split_at(text, i).map(|row| (row, false));
         }
         if b >= 0x80 {
             break;
         }
+        let space = b == b' ';
+        folds |= b == b'\t' || (space && prev_space);
+        prev_space = space;
         if !LABEL_BYTE[b as usize] {
             if !b.is_ascii_whitespace() {
                 return None;
@@ -37,7 +70,7 @@ pub fn split_row(line: &str) -> Option<RowText<'_>> {
             plain = false;
         }
     }
-    split_row_general(text)
+    split_row_general(text).map(|row| (row, false))
 }
 
 /// `trim_ascii_start`, eight spaces at a time over the padding between label and value.
@@ -192,8 +225,13 @@ mod tests {
         ] {
             lines.push(extra);
         }
+        for extra in ["Mean  TTFT (ms): 1", "Mean\tTTFT: 1", "Mean \tTTFT: 1", "a  : 1", "a : 1"] {
+            lines.push(extra.into());
+        }
         for line in &lines {
             assert_eq!(split_row(line), split_row_general(line.trim_ascii()), "{line:?}");
+            let key = split_row(line).map(|r| (label_key(r.label), r.value));
+            assert_eq!(split_row_key(line), key, "{line:?}");
         }
     }
 
