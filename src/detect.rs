@@ -565,12 +565,23 @@ impl<'d> Scanner<'d> {
         }
         let mut at = None;
         let mut hits = Vec::new();
+        // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
+        let mut asked: Option<(&str, Option<usize>)> = None;
         for (d, literal) in self.text_defs.iter().zip(&self.banner_literal) {
             if !text.contains(literal.as_str()) {
                 continue;
             }
-            if let Some(m) = d.block.as_ref().expect("text definition").banner.find(text) {
-                at.get_or_insert(m.start());
+            let banner = &d.block.as_ref().expect("text definition").banner;
+            let start = match asked {
+                Some((pattern, start)) if pattern == banner.as_str() => start,
+                _ => {
+                    let start = banner.find(text).map(|m| m.start());
+                    asked = Some((banner.as_str(), start));
+                    start
+                }
+            };
+            if let Some(start) = start {
+                at.get_or_insert(start);
                 hits.push(*d);
             }
         }
