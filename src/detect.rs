@@ -248,7 +248,7 @@ impl<'d> Scanner<'d> {
         let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| c[0].block.as_ref().filter(|b| b.table.is_none()).and_then(|b| b.banner.find_at(text, *at)).is_some_and(|m| !text[m.end()..].trim().is_empty()));
         let closing_with_rest = self.split_closing_rule(text).is_some();
         let long_in_block = self.open.as_ref().is_some_and(|o| o.grid.is_none()) && text.len() > 80;
-        if !banner_with_rest && !closing_with_rest && !long_in_block && !text.contains("\\n") {
+        if !banner_with_rest && !closing_with_rest && !long_in_block && !has_escaped_newline(text) {
             self.push_one(line, hit);
             return;
         }
@@ -322,7 +322,7 @@ impl<'d> Scanner<'d> {
     fn unflatten(&self, line: Line) -> Vec<Line> {
         let relevant = |text: &str| self.open.is_some() || self.banner_hits(text).is_some();
         let mut pieces = vec![line];
-        if pieces[0].text.contains("\\n") && relevant(&pieces[0].text) {
+        if has_escaped_newline(&pieces[0].text) && relevant(&pieces[0].text) {
             let l = pieces.remove(0);
             let unescaped = l.text.replace("\\r\\n", "\\n").replace("\\t", "\t").replace("\\\"", "\"");
             pieces = unescaped.split("\\n").map(|t| Line { number: l.number, text: t.to_string(), truncated: l.truncated }).collect();
@@ -811,6 +811,13 @@ pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
     }
     // The name is the header without its padding (a capture group would cost far more).
     Some(trimmed.trim_matches(|c| block.section_strip.contains(c)).trim().to_string())
+}
+
+/// Whether a line has an escaped line break (a backslash and `n`, in a JSON log line), as
+/// `contains("\\n")` would say, by a byte search for the backslash (the usual line has none).
+fn has_escaped_newline(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'\\', b).any(|i| b.get(i + 1) == Some(&b'n'))
 }
 
 fn strip_prefix<'a>(text: &'a str, prefix: &str) -> &'a str {
