@@ -681,7 +681,7 @@ impl<'d> Scanner<'d> {
             if let Some(row) = row {
                 labels.push(row.label.clone());
                 masks.push(row.known);
-            } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, l.text.trim())) {
+            } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, crate::lex::trim(&l.text))) {
                 sections.push(name);
             }
         }
@@ -810,7 +810,7 @@ pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
         return None;
     }
     // The name is the header without its padding (a capture group would cost far more).
-    Some(trimmed.trim_matches(|c| block.section_strip.contains(c)).trim().to_string())
+    Some(crate::lex::trim(trimmed.trim_matches(|c| block.section_strip.contains(c))).to_string())
 }
 
 /// Whether a line has an escaped line break (a backslash and `n`, in a JSON log line), as

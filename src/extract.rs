@@ -68,7 +68,7 @@ pub fn extract(block: &Block) -> Extracted {
             None => split(&l.text),
         })
         .collect();
-    let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, l.text.trim()).is_some_and(|n| !n.is_empty()));
+    let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, crate::lex::trim(&l.text)).is_some_and(|n| !n.is_empty()));
     out.sectionless = !has_sections;
     if !has_sections && rows.iter().filter(|r| r.is_some()).count() > 3 {
         let known_sections = def.rows.iter().any(|r| r.sections.is_some());
@@ -88,7 +88,7 @@ pub fn extract(block: &Block) -> Extracted {
     let mut section_id: Option<usize> = None;
     let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> = HashMap::default();
     for (line, row) in block.body.iter().zip(rows) {
-        let trimmed = line.text.trim();
+        let trimmed = crate::lex::trim(&line.text);
         if trimmed.is_empty() {
             continue;
         }

@@ -131,6 +131,16 @@ static LABEL_BYTE: [bool; 256] = {
     t
 };
 
+/// `str::trim`, with the usual ends (printable ASCII) found without decoding characters.
+pub fn trim(s: &str) -> &str {
+    let t = s.trim_ascii();
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        // A byte that is not white space to `trim` either (`trim_ascii` keeps a vertical tab).
+        (Some(&first), Some(&last)) if first < 0x80 && last < 0x80 && first != 0x0b && last != 0x0b => t,
+        _ => s.trim(),
+    }
+}
+
 /// A label as compared with definitions: trimmed, inner white space folded to one space.
 pub fn normalize_label(label: &str) -> String {
     label_key(label).into_owned()
@@ -232,6 +242,13 @@ mod tests {
             assert_eq!(split_row(line), split_row_general(line.trim_ascii()), "{line:?}");
             let key = split_row(line).map(|r| (label_key(r.label), r.value));
             assert_eq!(split_row_key(line), key, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn trim_is_str_trim() {
+        for s in ["", " ", "a", " a b ", "\u{b}a\u{b}", "\u{a0}x\u{a0}", " \u{2003}x ", "\t\r\n\u{c}x\u{c}", " é ", "x\u{85}", "\u{1c}x"] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
         }
     }
 

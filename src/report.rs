@@ -516,7 +516,7 @@ pub enum StatKey {
 impl StatKey {
     /// `Mean`, `mean`, `Median`, `P99`, `p99.9`, `Max`, `Min`, `Std`, `avg`.
     pub fn parse(s: &str) -> Option<StatKey> {
-        let s = s.trim();
+        let s = crate::lex::trim(s);
         let is = |w: &str| s.eq_ignore_ascii_case(w);
         if is("mean") || is("avg") || is("average") {
             return Some(StatKey::Mean);

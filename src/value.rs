@@ -104,7 +104,7 @@ fn token(i: &str) -> IResult<&str, Token> {
 
 /// Split a printed value into its token and what follows it (trimmed).
 pub fn lex(text: &str) -> Option<(Token, &str)> {
-    let text = text.trim();
+    let text = crate::lex::trim(text);
     if text == "-" {
         return Some((Token::Unset, ""));
     }
@@ -125,7 +125,7 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
             return None;
         }
     }
-    Some((tok, rest.trim()))
+    Some((tok, crate::lex::trim(rest)))
 }
 
 /// True when text after a value is decoration (`·`, `*`, `|`) or an annotation set off by a mark
@@ -139,7 +139,7 @@ fn is_decoration(rest: &str) -> bool {
 /// value (a unit such as `s`, an annotation such as `(Poisson process)`), which is expected and
 /// not a stray.
 pub fn read(text: &str, kind: Kind, suffix: Option<&regex::Regex>) -> (Read, Option<String>) {
-    let text = text.trim();
+    let text = crate::lex::trim(text);
     if kind == Kind::Text {
         return if text.is_empty() { (Read::Absent("empty"), None) } else { (Read::Text(text.to_string()), None) };
     }
