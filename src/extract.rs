@@ -86,7 +86,7 @@ pub fn extract(block: &Block) -> Extracted {
     // no copy of either per row.
     let mut section_names: Vec<String> = Vec::new();
     let mut section_id: Option<usize> = None;
-    let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> = HashMap::default();
+    let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> = HashMap::with_capacity_and_hasher(rows.len(), Default::default());
     for (line, row) in block.body.iter().zip(rows) {
         let trimmed = crate::lex::trim(&line.text);
         if trimmed.is_empty() {
