@@ -259,14 +259,13 @@ fn finite_values(run: &Run) -> Outcome {
     let mut n = 0;
     for (name, g) in [("workload", &run.workload), ("totals", &run.totals), ("reported", &run.reported)] {
         walk(g, name, &mut |path, fig| {
-            let kind = vocabulary::field(path).map(|f| f.kind);
             match fig {
                 Figure::Count(_) => n += 1,
                 Figure::Number(x) => {
                     n += 1;
                     if !x.is_finite() || *x < 0.0 {
                         problems.push(format!("{path} = {x}"));
-                    } else if kind == Some(Kind::Count) && x.fract() != 0.0 {
+                    } else if x.fract() != 0.0 && vocabulary::field(path).is_some_and(|f| f.kind == Kind::Count) {
                         problems.push(format!("{path} = {x} is not a whole number"));
                     }
                 }
