@@ -810,7 +810,20 @@ pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
         return None;
     }
     // The name is the header without its padding (a capture group would cost far more).
-    Some(crate::lex::trim(trimmed.trim_matches(|c| block.section_strip.contains(c))).to_string())
+    Some(crate::lex::trim(strip_around(trimmed, &block.section_strip)).to_string())
+}
+
+/// `text.trim_matches(|c| strip.contains(c))`, byte by byte for an ASCII `strip` (`-`), where
+/// asking the string for each character of a long rule cost more than the rest of the line.
+fn strip_around<'t>(text: &'t str, strip: &str) -> &'t str {
+    if !strip.is_ascii() {
+        return text.trim_matches(|c| strip.contains(c));
+    }
+    let (b, set) = (text.as_bytes(), strip.as_bytes());
+    // Both ends fall next to an ASCII byte (or the text's ends): character boundaries.
+    let start = b.iter().position(|x| !set.contains(x)).unwrap_or(b.len());
+    let end = b.iter().rposition(|x| !set.contains(x)).map_or(start, |i| i + 1);
+    &text[start..end]
 }
 
 /// Whether a line has an escaped line break (a backslash and `n`, in a JSON log line), as
@@ -902,4 +915,16 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
     let evidence = Evidence { labels: &keys, sections: &[], banner_width: 0, context_labels: &[] };
     let variant = definition.variants.iter().find(|v| v.matches(&evidence));
     DocKind::Format { definition, variant, ambiguous_with }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_around_is_trim_matches() {
+        for (text, strip) in [("---Time to First Token---", "-"), ("------", "-"), ("", "-"), ("-a-", ""), ("ℹ Summary Info ", "ℹ "), ("-é-x-é-", "-"), ("=-= x =-=", "=-"), ("x", "-")] {
+            assert_eq!(strip_around(text, strip), text.trim_matches(|c| strip.contains(c)), "{text:?} {strip:?}");
+        }
+    }
 }
