@@ -178,9 +178,9 @@ pub fn clean(bytes: &[u8]) -> String {
     // The usual line, printable ASCII and tabs, is kept as it is: one pass that vectorizes (no
     // early exit), instead of a scan for control bytes and a UTF-8 decoding.
     if bytes.iter().fold(true, |ok, &b| ok & (matches!(b, 0x20..=0x7e) | (b == b'\t'))) {
-        if let Ok(text) = std::str::from_utf8(bytes) {
-            return text.to_owned();
-        }
+        // SAFETY: every byte was just checked to be printable ASCII or a tab: valid UTF-8 (a
+        // second check by from_utf8 was a third of this function's cost).
+        return unsafe { std::str::from_utf8_unchecked(bytes) }.to_owned();
     }
     let needs_work = bytes.iter().any(|&b| b < 0x20 && b != b'\t' || b == 0x7f);
     let text = String::from_utf8_lossy(bytes);
