@@ -276,7 +276,7 @@ pub struct Variant {
 
 /// What a block shows, for telling variants apart.
 pub struct Evidence<'a> {
-    pub labels: &'a [String],
+    pub labels: &'a [&'a str],
     pub sections: &'a [String],
     pub banner_width: usize,
     pub context_labels: &'a [String],
@@ -284,7 +284,7 @@ pub struct Evidence<'a> {
 
 impl Variant {
     pub fn matches(&self, ev: &Evidence) -> bool {
-        let has = |l: &String| ev.labels.contains(l);
+        let has = |l: &String| ev.labels.contains(&l.as_str());
         let has_sec = |s: &String| ev.sections.contains(s);
         let ctx = |l: &String| ev.context_labels.contains(l);
         self.has.iter().all(has)

@@ -149,7 +149,17 @@ impl<'d> KnownLabels<'d> {
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.
     fn knows_in(&self, mask: u64, d: &Definition, label: &str) -> bool {
-        match self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d)) {
+        Self::knows_at(mask, self.bit(d), d, label)
+    }
+
+    /// `d`'s bit in a mask (`None`: past the first 64 definitions).
+    fn bit(&self, d: &Definition) -> Option<usize> {
+        self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d))
+    }
+
+    /// [`KnownLabels::knows_in`] with `d`'s [`KnownLabels::bit`] looked up already.
+    fn knows_at(mask: u64, bit: Option<usize>, d: &Definition, label: &str) -> bool {
+        match bit {
             Some(i) => mask & (1 << i) != 0,
             None => d.knows_label(label),
         }
@@ -679,7 +689,7 @@ impl<'d> Scanner<'d> {
         }
         for (l, row) in open.body.iter().zip(&seen) {
             if let Some(row) = row {
-                labels.push(row.label.clone());
+                labels.push(row.label.as_str());
                 masks.push(row.known);
             } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, crate::lex::trim(&l.text))) {
                 sections.push(name);
@@ -692,9 +702,10 @@ impl<'d> Scanner<'d> {
         // One flat table, a row of candidates per label (not a Vec per label).
         let n = open.candidates.len();
         let mut table = Vec::with_capacity(labels.len() * n);
+        let bits: Vec<Option<usize>> = open.candidates.iter().map(|d| self.known.bit(d)).collect();
         for (l, mask) in labels.iter().zip(&masks) {
-            for d in &open.candidates {
-                table.push(self.known.knows_in(*mask, d, l));
+            for (d, bit) in open.candidates.iter().zip(&bits) {
+                table.push(KnownLabels::knows_at(*mask, *bit, d, l));
             }
         }
         let knowers = || table.chunks_exact(n.max(1));
@@ -912,6 +923,7 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
         })
         .expect("not empty");
     let ambiguous_with = scored.iter().filter(|(d, s)| d.id != definition.id && *s == best).map(|(d, _)| d.id.as_str()).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     let evidence = Evidence { labels: &keys, sections: &[], banner_width: 0, context_labels: &[] };
     let variant = definition.variants.iter().find(|v| v.matches(&evidence));
     DocKind::Format { definition, variant, ambiguous_with }

@@ -437,6 +437,7 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
                     fields.push(("top".into(), serde_json::Value::Object(top.clone())));
                     let element = Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() };
                     let evidence_keys = detect::doc_keys(&element);
+                    let evidence_keys: Vec<&str> = evidence_keys.iter().map(String::as_str).collect();
                     let ev = definition::Evidence { labels: &evidence_keys, sections: &[], banner_width: 0, context_labels: &[] };
                     let variant = definition.variants.iter().find(|v| v.matches(&ev));
                     runs.push(run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)?);
