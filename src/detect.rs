@@ -78,6 +78,8 @@ struct Open<'d> {
     /// into rows when it is over.
     grid: Option<&'d Definition>,
     candidates: Vec<&'d Definition>,
+    /// The candidates' bits in a [`KnownLabels`] mask, and whether every candidate has one.
+    candidate_bits: (u64, bool),
     banner: Line,
     prefix: String,
     body: Vec<Line>,
@@ -155,6 +157,14 @@ impl<'d> KnownLabels<'d> {
     /// `d`'s bit in a mask (`None`: past the first 64 definitions).
     fn bit(&self, d: &Definition) -> Option<usize> {
         self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d))
+    }
+
+    /// The bits of `defs` in a mask, and whether every one has a bit.
+    fn bits_of(&self, defs: &[&Definition]) -> (u64, bool) {
+        defs.iter().fold((0, true), |(m, all), d| match self.bit(d) {
+            Some(i) => (m | 1 << i, all),
+            None => (m, false),
+        })
     }
 
     /// [`KnownLabels::knows_in`] with `d`'s [`KnownLabels::bit`] looked up already.
@@ -454,7 +464,9 @@ impl<'d> Scanner<'d> {
             // kept, but a run of them (with other lines) after the last known row ends a block
             // that lost its closing line.
             let seen = self.known.see(text);
-            let is_row = seen.as_ref().is_some_and(|s| open.candidates.iter().any(|d| self.known.knows_in(s.known, d, &s.label)));
+            // (A candidate past the mask's 64 definitions is asked itself.)
+            let (bits, all_have_bits) = open.candidate_bits;
+            let is_row = seen.as_ref().is_some_and(|s| s.known & bits != 0 || !all_have_bits && open.candidates.iter().any(|d| self.known.knows_in(s.known, d, &s.label)));
             let is_section = open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))));
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
@@ -500,6 +512,7 @@ impl<'d> Scanner<'d> {
                 self.open = Some(Open {
                     table: true,
                     grid: None,
+                    candidate_bits: self.known.bits_of(&candidates),
                     candidates,
                     banner: line.clone(),
                     prefix: String::new(),
@@ -625,10 +638,12 @@ impl<'d> Scanner<'d> {
             seen.push(self.known.see(&line.text[at..]));
         }
         let number = line.number;
+        let candidates: Vec<&'d Definition> = if grid.is_some() { candidates.into_iter().filter(|d| d.block.as_ref().is_some_and(|b| b.table.is_some())).collect() } else { candidates };
         self.open = Some(Open {
             table: false,
             grid,
-            candidates: if grid.is_some() { candidates.into_iter().filter(|d| d.block.as_ref().is_some_and(|b| b.table.is_some())).collect() } else { candidates },
+            candidate_bits: self.known.bits_of(&candidates),
+            candidates,
             banner: line,
             prefix,
             body,
@@ -662,7 +677,7 @@ impl<'d> Scanner<'d> {
                     BlockEnd::AfterTables(_) | BlockEnd::EndOfInput => b.last_line.unwrap_or(open.last_row_line),
                     _ => open.last_row_line,
                 };
-                let one = Open { body: b.lines, seen: Vec::new(), notes: b.notes, last_row_line, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], grid: None, ..open };
+                let one = Open { body: b.lines, seen: Vec::new(), notes: b.notes, last_row_line, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], candidate_bits: self.known.bits_of(&[def]), grid: None, ..open };
                 self.finish_block(one, end);
             }
             return;
