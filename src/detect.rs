@@ -694,8 +694,8 @@ impl<'d> Scanner<'d> {
     }
 
     fn classify_block(&mut self, mut open: Open<'d>, end: BlockEnd) -> Option<Block<'d>> {
-        let mut labels = Vec::new();
-        let mut masks = Vec::new();
+        let mut labels = Vec::with_capacity(open.body.len());
+        let mut masks = Vec::with_capacity(open.body.len());
         let mut sections = Vec::new();
         // The rows as they were seen line by line, or (a block of table rows) read now.
         let mut seen = std::mem::take(&mut open.seen);
