@@ -325,10 +325,7 @@ impl Target {
                 s.push('p');
                 s.push_str(itoa::Buffer::new().format(p as u64));
             }
-            k => {
-                use std::fmt::Write;
-                let _ = write!(s, "{k}");
-            }
+            k => s.push_str(&k.name()),
         }
         s
     }

@@ -552,6 +552,38 @@ impl StatKey {
     }
 }
 
+impl StatKey {
+    /// The key as reports write it (`mean`, `p99`, `p99.9`): its Display text, borrowed for the
+    /// usual keys rather than formatted (every statistic of every run is written with one).
+    pub fn name(&self) -> std::borrow::Cow<'static, str> {
+        const USUAL: [(f64, &str); 13] = [
+            (1.0, "p1"),
+            (5.0, "p5"),
+            (10.0, "p10"),
+            (25.0, "p25"),
+            (50.0, "p50"),
+            (75.0, "p75"),
+            (80.0, "p80"),
+            (90.0, "p90"),
+            (95.0, "p95"),
+            (99.0, "p99"),
+            (99.5, "p99.5"),
+            (99.9, "p99.9"),
+            (99.99, "p99.99"),
+        ];
+        match self {
+            StatKey::Mean => "mean".into(),
+            StatKey::Min => "min".into(),
+            StatKey::Max => "max".into(),
+            StatKey::Std => "std".into(),
+            StatKey::P(p) => match USUAL.iter().find(|(q, _)| q == p) {
+                Some((_, name)) => (*name).into(),
+                None => self.to_string().into(),
+            },
+        }
+    }
+}
+
 impl fmt::Display for StatKey {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
@@ -609,7 +641,7 @@ impl Serialize for Stat {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.values.len()))?;
         for (k, v) in &self.values {
-            m.serialize_entry(&k.to_string(), v)?;
+            m.serialize_entry(&k.name(), v)?;
         }
         m.end()
     }
@@ -795,6 +827,16 @@ mod tests {
         assert_eq!(keys, ["mean", "p50", "p90", "p99", "p99.9", "max"]);
         assert_eq!(StatKey::parse("P1000"), None);
         assert_eq!(StatKey::parse("Pfoo"), None);
+    }
+
+    #[test]
+    fn stat_key_names_are_their_display() {
+        let mut keys = vec![StatKey::Mean, StatKey::Min, StatKey::Max, StatKey::Std];
+        keys.extend([0.0, 0.1, 1.0, 5.0, 10.0, 25.0, 33.3, 50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0].map(StatKey::P));
+        for k in keys {
+            assert_eq!(k.name(), k.to_string(), "{k:?}");
+        }
+        assert!(matches!(StatKey::P(99.9).name(), std::borrow::Cow::Borrowed("p99.9")));
     }
 
     #[test]
