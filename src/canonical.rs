@@ -47,14 +47,14 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     };
 
     // Lines before the banner first, so that the block's own rows win over them.
-    let (context, block): (Vec<_>, Vec<_>) = assignments.into_iter().partition(|a| a.from_context);
+    // (Two passes over the list, not a partition into two new ones.)
     let mut set_from_context: Vec<String> = Vec::new();
-    for a in &context {
+    for a in assignments.iter().filter(|a| a.from_context) {
         if apply(&mut run, a, &mut notes, true) {
             set_from_context.push(a.target.path());
         }
     }
-    for a in &block {
+    for a in assignments.iter().filter(|a| !a.from_context) {
         let from_context = !set_from_context.is_empty() && {
             let path = a.target.path();
             set_from_context.iter().position(|p| *p == path).map(|i| set_from_context.remove(i)).is_some()
