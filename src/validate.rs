@@ -216,13 +216,17 @@ fn latency_order(run: &Run, i: &Inputs) -> Outcome {
             problems.push(format!("mean TTFT {} ms is not within 0..mean E2E {} ms", f(ttft), f(e2e)));
         }
     }
-    for (path, stat) in stats(&run.reported, "reported") {
+    // Every statistic block, its path built in one buffer as the walk goes.
+    walk(&run.reported, "reported", &mut |path, fig| {
+        let Figure::Stat(stat) = fig else { return };
         checked += 1;
-        let ordered: Vec<(StatKey, f64)> = stat.iter().filter(|(k, _)| !matches!(k, StatKey::Mean | StatKey::Std)).collect();
-        for w in ordered.windows(2) {
-            if w[0].1 > w[1].1 {
-                problems.push(format!("{path}: {} {} > {} {}", w[0].0, f(w[0].1), w[1].0, f(w[1].1)));
+        // Min, the percentiles and max, each against the one before it.
+        let mut before: Option<(StatKey, f64)> = None;
+        for (k, v) in stat.iter().filter(|(k, _)| !matches!(k, StatKey::Mean | StatKey::Std)) {
+            if let Some((bk, bv)) = before.filter(|(_, bv)| *bv > v) {
+                problems.push(format!("{path}: {bk} {} > {k} {}", f(bv), f(v)));
             }
+            before = Some((k, v));
         }
         if let Some(mean) = stat.mean() {
             let lo = stat.get(StatKey::Min);
@@ -231,7 +235,7 @@ fn latency_order(run: &Run, i: &Inputs) -> Outcome {
                 problems.push(format!("{path}: mean {} is outside min..max", f(mean)));
             }
         }
-    }
+    });
     if checked == 0 {
         return skip("no latency statistics");
     }
@@ -242,17 +246,6 @@ fn latency_order(run: &Run, i: &Inputs) -> Outcome {
     }
 }
 
-fn stats<'a>(g: &'a Figures, prefix: &str) -> Vec<(String, &'a Stat)> {
-    let mut out = Vec::new();
-    for (k, v) in g.iter() {
-        match v {
-            Figure::Stat(s) => out.push((format!("{prefix}.{k}"), s)),
-            Figure::Group(sub) => out.extend(stats(sub, &format!("{prefix}.{k}"))),
-            _ => {}
-        }
-    }
-    out
-}
 
 fn finite_values(run: &Run) -> Outcome {
     let mut problems = Vec::new();
