@@ -406,7 +406,10 @@ impl<'d> Scanner<'d> {
     /// of ten or more of one character; a banner, which has the run's character on both sides of
     /// its title, is not one.
     fn split_closing_rule<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
-        // (A row, the usual line, starts with a letter: answered before trimming its padding.)
+        // (A row, the usual line, starts with a letter: answered from its first byte.)
+        if text.trim_ascii_start().as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+            return None;
+        }
         text.trim_start().chars().next().filter(|c| !c.is_alphanumeric())?;
         let t = text.trim();
         let c = t.chars().next().filter(|c| !c.is_alphanumeric())?;
