@@ -85,13 +85,7 @@ fn round6(x: f64) -> Option<f64> {
             e += 1;
             continue;
         }
-        let floor = y.floor();
-        let frac = y - floor;
-        let ulp = f64::from_bits(y.to_bits() + 1) - y;
-        if (frac - 0.5).abs() <= 4.0 * ulp {
-            return None;
-        }
-        let n = if frac > 0.5 { floor + 1.0 } else { floor };
+        let n = round_clear_of_half(y)?;
         let r = if k >= 0 { n / POW10[k as usize] } else { n * POW10[k.unsigned_abs() as usize] };
         return Some(r.copysign(x));
     }
@@ -119,14 +113,7 @@ fn fixed2(x: f64) -> Option<String> {
     if !(100.0..4.0e15).contains(&y) {
         return None;
     }
-    let floor = y.floor();
-    // Exact: floor >= y / 2 (Sterbenz).
-    let frac = y - floor;
-    let ulp = f64::from_bits(y.to_bits() + 1) - y;
-    if (frac - 0.5).abs() <= 4.0 * ulp {
-        return None;
-    }
-    let hundredths = if frac > 0.5 { floor as u64 + 1 } else { floor as u64 };
+    let hundredths = round_clear_of_half(y)? as u64;
     // Digits by itoa: through format! this cost as much as the exact formatter it replaces.
     let mut digits = itoa::Buffer::new();
     let digits = digits.format(hundredths);
@@ -140,6 +127,21 @@ fn fixed2(x: f64) -> Option<String> {
     s.push('.');
     s.push_str(cents);
     Some(s)
+}
+
+/// `y >= 1` (a value scaled by a power of ten, one rounding away from the exact product) rounded
+/// to an integer in binary: the exact decimal answer unless `y` lies within a few ulps of a half,
+/// where the rounding of the scaling could have decided it; then None (the exact formatter
+/// decides). Shared by [`fixed2`] and [`round6`].
+fn round_clear_of_half(y: f64) -> Option<f64> {
+    let floor = y.floor();
+    // Exact: floor >= y / 2 (Sterbenz).
+    let frac = y - floor;
+    let ulp = f64::from_bits(y.to_bits() + 1) - y;
+    if (frac - 0.5).abs() <= 4.0 * ulp {
+        return None;
+    }
+    Some(if frac > 0.5 { floor + 1.0 } else { floor })
 }
 
 /// Compute the derived figures of a run.
@@ -374,6 +376,21 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
 mod tests {
     use super::*;
 
+    /// `n` values with random mantissas (xorshift, fixed seed) over `decades` powers of ten from
+    /// `10^lowest`.
+    fn spread(n: usize, lowest: i32, decades: u64) -> Vec<f64> {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                let mantissa = (s >> 11) as f64 / (1u64 << 53) as f64;
+                (1.0 + mantissa) * 10f64.powi((s % decades) as i32 + lowest)
+            })
+            .collect()
+    }
+
     #[test]
     fn fixed2_is_the_formatter() {
         let mut values = vec![1.0, -1.0, 1.005, 2.675, 1.125, 1.135, 99.995, 100.0, 12.8025, 6682.24, 140.14, 1e13 + 0.125, 3.9e13, -2.5];
@@ -382,14 +399,7 @@ mod tests {
             let t = (h as f64 + 0.5) / 100.0;
             values.extend([t, f64::from_bits(t.to_bits() + 1), f64::from_bits(t.to_bits() - 1), t + 1e-9, t - 1e-9]);
         }
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..200_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let mantissa = (s >> 11) as f64 / (1u64 << 53) as f64;
-            values.push((1.0 + mantissa) * 10f64.powi((s % 14) as i32));
-        }
+        values.extend(spread(200_000, 0, 14));
         for x in values {
             if let Some(fast) = fixed2(x) {
                 assert_eq!(fast, format!("{x:.2}"), "{x:e}");
@@ -410,14 +420,7 @@ mod tests {
                 values.extend([t, f64::from_bits(t.to_bits() + 1), f64::from_bits(t.to_bits() - 1)]);
             }
         }
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..300_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let mantissa = (s >> 11) as f64 / (1u64 << 53) as f64;
-            values.push((1.0 + mantissa) * 10f64.powi((s % 50) as i32 - 20));
-        }
+        values.extend(spread(300_000, -20, 50));
         let mut fast = 0;
         for x in values.iter().flat_map(|x| [*x, -*x]) {
             if let Some(r) = round6(x) {
