@@ -230,9 +230,16 @@ impl<'d> Scanner<'d> {
 
     /// What a banner looks like, for the "nothing found" message.
     pub fn looked_for(&self) -> String {
-        let mut v: Vec<String> = self.text_defs.iter().map(|d| format!("{} ({})", d.block.as_ref().expect("text definition").banner.as_str(), d.id)).collect();
-        v.dedup();
-        v.join("; ")
+        // One entry per banner pattern, naming every definition that shares it.
+        let mut by_banner: Vec<(&str, Vec<&str>)> = Vec::new();
+        for d in &self.text_defs {
+            let banner = d.block.as_ref().expect("text definition").banner.as_str();
+            match by_banner.iter_mut().find(|(b, _)| *b == banner) {
+                Some((_, ids)) => ids.push(&d.id),
+                None => by_banner.push((banner, vec![&d.id])),
+            }
+        }
+        by_banner.iter().map(|(b, ids)| format!("{b} ({})", ids.join(", "))).collect::<Vec<_>>().join("; ")
     }
 
     /// Whether every line is read now (inside a block, or with a block waiting for its trailer).

@@ -70,6 +70,9 @@ fn no_result_is_exit_3_with_one_line_naming_the_input() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("bench-normalize: -: no benchmark result found (looked for: "), "{err}");
     assert!(err.contains("Serving Benchmark Result"), "{err}");
+    // A banner shared by several definitions is named once, with all of them.
+    assert_eq!(err.matches("Serving Benchmark Result").count(), 1, "{err}");
+    assert!(err.contains("sglang-bench-serving, sglang-multimodal-gen, vllm-bench-serve)"), "{err}");
 
     let out = run_with_stdin(&[], b"");
     assert_eq!(out.status.code(), Some(3));
