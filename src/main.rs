@@ -350,7 +350,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
 fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, tee: Option<&mut Box<dyn Write + Send>>) -> Result<usize, Error> {
     let name = path.display().to_string();
     let file = if name == "-" {
-        None
+        stdin_file()
     } else {
         match File::open(path) {
             Ok(f) => Some(f),
@@ -371,6 +371,22 @@ fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, t
         Some(w) => normalize(Tee { inner: reader, copy: w }, &name, &opts, sink),
         None => normalize(reader, &name, &opts, sink),
     }
+}
+
+/// Standard input as a file when it is a regular file read from its start (`bench-normalize <
+/// run.log`), so that it is read as a named file would be; `None` for a pipe or a terminal, which
+/// stream, and for a file already partly read by someone else (it is read from where it stands).
+fn stdin_file() -> Option<File> {
+    #[cfg(unix)]
+    {
+        use std::io::Seek;
+        use std::os::fd::AsFd;
+        let mut f = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+        let regular = f.metadata().is_ok_and(|m| m.is_file());
+        (regular && f.stream_position().is_ok_and(|at| at == 0)).then_some(f)
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// A reader that copies what is consumed to a writer, as it is consumed.

@@ -61,6 +61,37 @@ fn several_files_give_runs_in_input_order() {
     assert_eq!(got, want);
 }
 
+/// `bench-normalize < file` reads a regular file on standard input as it reads a named one (mapped
+/// or on two threads): the report is the one a pipe gives. A file already partly read is read
+/// from where it stands, as a pipe would be.
+#[test]
+fn stdin_redirected_from_a_file_reads_like_a_pipe_from_where_the_file_stands() {
+    use std::io::{Seek, SeekFrom};
+    let first = std::fs::read(sample("captured/vllm-s1.stdout.txt")).unwrap();
+    let second = std::fs::read(sample("captured/sglang-oai-s2.stdout.txt")).unwrap();
+    let result = std::fs::read(sample("captured/vllm-s2.result.json")).unwrap();
+    let dir = std::env::temp_dir().join(format!("bench-normalize-stdin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let both = dir.join("both.log");
+    std::fs::write(&both, [first.as_slice(), second.as_slice()].concat()).unwrap();
+    let from_file = |path: &std::path::Path, at: u64| {
+        let mut f = std::fs::File::open(path).unwrap();
+        f.seek(SeekFrom::Start(at)).unwrap();
+        bin().arg("--format=jsonl").stdin(f).output().unwrap()
+    };
+    for (got, piped) in [
+        (from_file(&both, 0), run_with_stdin(&["--format=jsonl"], &[first.as_slice(), second.as_slice()].concat())),
+        (from_file(&both, first.len() as u64), run_with_stdin(&["--format=jsonl"], &second)),
+        (from_file(&common::samples_dir().join("captured/vllm-s2.result.json"), 0), run_with_stdin(&["--format=jsonl"], &result)),
+    ] {
+        assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
+        assert_eq!(String::from_utf8_lossy(&got.stdout), String::from_utf8_lossy(&piped.stdout));
+        assert_eq!(got.stderr, piped.stderr);
+    }
+    assert_eq!(String::from_utf8_lossy(&from_file(&both, first.len() as u64).stdout).lines().count(), 1, "only the second run");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn no_result_is_exit_3_with_one_line_naming_the_input() {
     let out = run_with_stdin(&[], b"Namespace(backend='vllm')\nTotal input tokens: 5\nnothing here\n");
