@@ -279,6 +279,8 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         worst: ExitCode::Ok,
         strict: c.strict,
         csv: emit::CsvWriter::new(),
+        to_terminal: io::stdout().is_terminal(),
+        live: io::stdout().is_terminal(),
     };
     let mut tee: Option<Box<dyn Write + Send>> = match &c.tee {
         None => None,
@@ -347,7 +349,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
 }
 
 /// Read one input (a path, or `-` for stdin), copying it to `tee` as it is read.
-fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, tee: Option<&mut Box<dyn Write + Send>>) -> Result<usize, Error> {
+fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sink: &mut S, tee: Option<&mut Box<dyn Write + Send>>) -> Result<usize, Error> {
     let name = path.display().to_string();
     let file = if name == "-" {
         stdin_file()
@@ -362,6 +364,7 @@ fn normalize_path(path: &std::path::Path, opts: &Options, sink: &mut dyn Sink, t
     // goes out the moment its block ends.
     let whole = tee.is_none() && file.as_ref().is_some_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
     let opts = Options { pipelined: whole, ..*opts };
+    sink.reading(!whole);
     let reader: Box<dyn io::BufRead> = match file {
         Some(f) if whole => return bench_normalize::normalize_file(f, &name, &opts, sink),
         Some(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
@@ -423,8 +426,17 @@ enum Event {
     Diagnostic(Error),
 }
 
+/// A sink told how its input is read.
+trait Reading {
+    /// `streams`: the input is a pipe, a terminal or copied live (`--tee`): someone may be waiting
+    /// for each run as its block ends. Otherwise it is a file read to its end anyway.
+    fn reading(&mut self, _streams: bool) {}
+}
+
 #[derive(Default)]
 struct Collected(Vec<Event>);
+
+impl Reading for Collected {}
 
 impl Sink for Collected {
     fn run(&mut self, run: Run) -> Result<(), Error> {
@@ -447,6 +459,17 @@ struct Output<W: Write> {
     worst: ExitCode,
     strict: bool,
     csv: emit::CsvWriter,
+    to_terminal: bool,
+    /// Each streamed run is flushed as it is written: someone is watching (stdout is a terminal,
+    /// so that it keeps pace with stderr) or waiting (the input streams, `tail -f log |`). A file
+    /// read whole goes out a buffer at a time.
+    live: bool,
+}
+
+impl<W: Write> Reading for Output<W> {
+    fn reading(&mut self, streams: bool) {
+        self.live = streams || self.to_terminal;
+    }
 }
 
 impl<W: Write> Output<W> {
@@ -502,7 +525,7 @@ impl<W: Write> Sink for Output<W> {
             OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
         };
         // Streamed formats go out as each run completes (`tail -f log | bench-normalize`).
-        written.and_then(|_| if self.format.streams() { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
+        written.and_then(|_| if self.format.streams() && self.live { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
     }
 
     fn diagnostic(&mut self, error: Error) {
@@ -515,7 +538,7 @@ impl<W: Write> Sink for Output<W> {
 
     fn rendered(&mut self, run: Run, bytes: Vec<u8>) -> Result<(), Error> {
         self.note_verdict(&run);
-        self.out.write_all(&bytes).and_then(|_| self.out.flush()).map_err(|source| Error::Io { input: "stdout".into(), source })
+        self.out.write_all(&bytes).and_then(|_| if self.live { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
     }
 }
 
