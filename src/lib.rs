@@ -66,15 +66,20 @@ pub struct Options<'a> {
     pub policy: Policy,
     /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
     pub reports_only: bool,
-    /// Read the blocks of a text input on a second thread while the first goes on scanning. For
-    /// a file: a run is then handed out a little after its block ends, which a live stream
-    /// (`tail -f | bench-normalize`) would notice, so stdin keeps this off.
+    /// Read the blocks of a text input on a second thread while the first goes on scanning. Runs
+    /// are still handed out in order, and, from a stream ([`normalize`]), each before a read of
+    /// the input that would wait (see `ready`), so `tail -f log | bench-normalize` prints each as
+    /// its block ends.
     pub pipelined: bool,
+    /// Whether the input has bytes to read at once (a `poll` of a pipe or a terminal). Without
+    /// it, a pipelined read of a stream takes every read as one that may wait, and waits for the
+    /// second thread's runs before it: correct, but little is left of the second thread.
+    pub ready: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 impl Default for Options<'static> {
     fn default() -> Self {
-        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false, pipelined: false }
+        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false, pipelined: false, ready: None }
     }
 }
 
@@ -110,7 +115,13 @@ impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
 /// incrementally; JSON result files and reports are recognized by their first character.
 /// Returns how many runs were found; none is an error ([`Error::NoResult`], or the first
 /// problem met).
-pub fn normalize<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+pub fn normalize<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+    normalize_read(reader, input, opts, sink, true)
+}
+
+/// [`normalize`]; `live`: the input may make a read wait (a pipe, a terminal), and runs already
+/// found are handed out before such a read.
+fn normalize_read<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
     let io = |source| Error::Io { input: input.to_string(), source };
     // Look at the start without losing it.
     let mut head = Vec::new();
@@ -135,7 +146,7 @@ pub fn normalize<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &
     if opts.reports_only {
         return Err(Error::NoResult { input: input.to_string(), looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into() });
     }
-    normalize_text(reader, input, opts, sink)
+    normalize_text(reader, input, opts, sink, live)
 }
 
 /// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
@@ -155,7 +166,7 @@ pub fn normalize_file(mut file: std::fs::File, input: &str, opts: &Options, sink
             return normalize_json(&mut map, input, opts, sink);
         }
     }
-    normalize(std::io::BufReader::with_capacity(256 * 1024, file), input, opts, sink)
+    normalize_read(std::io::BufReader::with_capacity(256 * 1024, file), input, opts, sink, false)
 }
 
 /// A text that starts like a JSON object or list (after white space and a byte-order mark).
@@ -168,10 +179,10 @@ fn looks_like_json(head: &[u8]) -> bool {
     }
 }
 
-fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
     let mut scanner = Scanner::new(opts.definitions);
     let found = if opts.pipelined {
-        normalize_text_pipelined(reader, input, opts, &mut scanner, sink)?
+        normalize_text_pipelined(reader, input, opts, &mut scanner, sink, live)?
     } else {
         let mut found = 0;
         scan(reader, input, &mut scanner, &mut |block| {
@@ -219,7 +230,10 @@ fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_bl
 
 /// [`scan`] on this thread, which also hands runs to the sink in order; a second thread extracts,
 /// derives and validates each block (bounded queues keep memory bounded). Returns the runs found.
-fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Options, scanner: &mut Scanner<'d>, sink: &mut dyn Sink) -> Result<usize, Error> {
+/// `live`: before the input is asked for more (a read that may wait, on a pipe or a terminal),
+/// every run of a block already read is handed out, so that a live stream gets each run as its
+/// block ends. (Not for a file, read to its end anyway: waiting for the worker there costs.)
+fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Options, scanner: &mut Scanner<'d>, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     /// Blocks waiting for the worker up to which it is keeping up, and renders runs too.
@@ -242,34 +256,110 @@ fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Optio
                 }
             }
         });
-        let mut hand_out = |(run, bytes): (Run, Option<Vec<u8>>)| {
-            match bytes {
-                Some(bytes) => sink.rendered(run, bytes),
-                None => sink.run(run),
-            }
+        let out = std::cell::RefCell::new(HandOut { sink, runs, sent: 0, found: 0, failed: None });
+        let reader = BeforeRefill {
+            inner: reader,
+            left: 0,
+            before_refill: || {
+                let mut out = out.borrow_mut();
+                // Wait for the worker only where the read would wait too.
+                let waits = live && out.found < out.sent && !opts.ready.is_some_and(|ready| ready());
+                if waits { out.all() } else { out.ready() }.map_err(|e| {
+                    out.failed = Some(e);
+                    std::io::Error::other("the output failed")
+                })
+            },
         };
-        let (mut sent, mut found) = (0usize, 0usize);
         let scanned = scan(reader, input, scanner, &mut |block| {
-            sent += 1;
+            let mut out = out.borrow_mut();
+            out.sent += 1;
             waiting.fetch_add(1, Ordering::Relaxed);
             // A closed queue means the worker stopped; the runs it sent are still drained below.
             let _ = to_worker.send(block);
-            // Hand out what is ready, without waiting.
-            while let Ok(got) = runs.try_recv() {
-                found += 1;
-                hand_out(got)?;
-            }
-            Ok(())
+            out.ready()
         });
         drop(to_worker);
-        scanned?;
-        while found < sent {
-            let Ok(got) = runs.recv() else { break };
-            found += 1;
-            hand_out(got)?;
+        let mut out = out.into_inner();
+        if let Some(e) = out.failed.take() {
+            return Err(e);
         }
-        Ok(found)
+        scanned?;
+        out.all()?;
+        Ok(out.found)
     })
+}
+
+/// The runs coming back from the pipelined worker, in the order their blocks were sent, and the
+/// sink they go to.
+struct HandOut<'s> {
+    sink: &'s mut dyn Sink,
+    runs: std::sync::mpsc::Receiver<(Run, Option<Vec<u8>>)>,
+    sent: usize,
+    found: usize,
+    /// The sink's error, met while handing out before a read (which then stops).
+    failed: Option<Error>,
+}
+
+impl HandOut<'_> {
+    fn give(&mut self, (run, bytes): (Run, Option<Vec<u8>>)) -> Result<(), Error> {
+        self.found += 1;
+        match bytes {
+            Some(bytes) => self.sink.rendered(run, bytes),
+            None => self.sink.run(run),
+        }
+    }
+
+    /// The runs that are ready, without waiting.
+    fn ready(&mut self) -> Result<(), Error> {
+        while let Ok(got) = self.runs.try_recv() {
+            self.give(got)?;
+        }
+        Ok(())
+    }
+
+    /// Every run of a block sent so far, waiting for the worker (a stopped worker sends no more).
+    fn all(&mut self) -> Result<(), Error> {
+        while self.found < self.sent {
+            let Ok(got) = self.runs.recv() else { break };
+            self.give(got)?;
+        }
+        Ok(())
+    }
+}
+
+/// A reader that calls `before_refill` whenever `inner` is asked for more than it holds: the
+/// moment a read may wait for its source.
+struct BeforeRefill<R, F> {
+    inner: R,
+    /// Bytes of the last `fill_buf` not consumed yet.
+    left: usize,
+    before_refill: F,
+}
+
+impl<R: BufRead, F: FnMut() -> std::io::Result<()>> Read for BeforeRefill<R, F> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let buf = self.fill_buf()?;
+        let n = buf.len().min(out.len());
+        out[..n].copy_from_slice(&buf[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead, F: FnMut() -> std::io::Result<()>> BufRead for BeforeRefill<R, F> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.left == 0 {
+            (self.before_refill)()?;
+        }
+        let buf = self.inner.fill_buf()?;
+        self.left = buf.len();
+        Ok(buf)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.left = self.left.saturating_sub(n);
+        self.inner.consume(n);
+    }
 }
 
 fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
@@ -323,7 +413,7 @@ fn runs_of_docs(text: &[u8], docs: Vec<Result<Doc<'_>, Error>>, input: &str, opt
     }
     if runs.is_empty() && unknown_only && !opts.reports_only {
         let first = errors.into_iter().next();
-        return normalize_text(std::io::Cursor::new(text), input, opts, sink).map_err(|e| match (e, first) {
+        return normalize_text(std::io::Cursor::new(text), input, opts, sink, false).map_err(|e| match (e, first) {
             (Error::NoResult { .. }, Some(json)) => json,
             (e, _) => e,
         });

@@ -259,7 +259,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             return e.exit_code();
         }
     };
-    let opts = Options { definitions, policy, reports_only, pipelined: false };
+    let opts = Options { definitions, policy, reports_only, pipelined: false, ready: None };
     let format = match (c.explain, c.format) {
         (true, _) => OutputFormat::Explain,
         (_, Fmt::Json) => OutputFormat::Json,
@@ -360,11 +360,24 @@ fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sin
         }
     };
     // A regular file not copied anywhere is read to its end anyway: by the library as a whole (a
-    // JSON file in place), its blocks on a second core. A pipe or a terminal streams, and each run
-    // goes out the moment its block ends.
+    // JSON file in place). A pipe or a terminal streams, and each run goes out the moment its
+    // block ends. Either way a text log's blocks are read on a second core.
     let whole = tee.is_none() && file.as_ref().is_some_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
-    let opts = Options { pipelined: whole, ..*opts };
     sink.reading(!whole);
+    // A stream is asked whether it has bytes before a read: only a read that would wait waits
+    // for the second core's runs first.
+    #[cfg(unix)]
+    let probe = {
+        use std::os::fd::AsFd;
+        let fd = match &file {
+            Some(f) => f.as_fd().try_clone_to_owned(),
+            None => io::stdin().as_fd().try_clone_to_owned(),
+        };
+        fd.ok().filter(|_| !whole).map(|fd| move || readable_now(&fd))
+    };
+    #[cfg(not(unix))]
+    let probe: Option<fn() -> bool> = None;
+    let opts = Options { pipelined: true, ready: probe.as_ref().map(|p| p as &(dyn Fn() -> bool + Sync)), ..*opts };
     let reader: Box<dyn io::BufRead> = match file {
         Some(f) if whole => return bench_normalize::normalize_file(f, &name, &opts, sink),
         Some(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
@@ -374,6 +387,14 @@ fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sin
         Some(w) => normalize(Tee { inner: reader, copy: w }, &name, &opts, sink),
         None => normalize(reader, &name, &opts, sink),
     }
+}
+
+/// Whether `fd` has bytes to read at once, or is at its end: whether a read would not wait.
+#[cfg(unix)]
+fn readable_now(fd: &std::os::fd::OwnedFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+    poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok_and(|n| n > 0)
 }
 
 /// Standard input as a file when it is a regular file read from its start (`bench-normalize <

@@ -206,16 +206,61 @@ fn a_pipelined_read_hands_out_every_run_once_in_order_rendered_or_not() {
             text.push(b'\n');
         }
     }
-    let read = |pipelined: bool| {
+    let always = || true;
+    let read = |pipelined: bool, ready: Option<&(dyn Fn() -> bool + Sync)>| {
         let mut sink = Both { runs: Vec::new(), rendered: 0 };
-        let opts = Options { pipelined, ..Options::default() };
-        bench_normalize::normalize(&text[..], "all.txt", &opts, &mut sink).unwrap();
+        let opts = Options { pipelined, ready, ..Options::default() };
+        // Read a few KB at a time, as from a pipe.
+        bench_normalize::normalize(std::io::BufReader::with_capacity(4096, &text[..]), "all.txt", &opts, &mut sink).unwrap();
         sink
     };
-    let (alone, pipelined) = (read(false), read(true));
+    let (alone, pipelined, never_waiting) = (read(false, None), read(true, None), read(true, Some(&always)));
     assert!(alone.runs.len() > 50, "{}", alone.runs.len());
-    eprintln!("{} of {} runs rendered on the second thread", pipelined.rendered, pipelined.runs.len());
+    eprintln!("{} and {} of {} runs rendered on the second thread", pipelined.rendered, never_waiting.rendered, pipelined.runs.len());
     assert_eq!(alone.rendered, 0, "only a pipelined read renders");
     let json = |s: &Both| s.runs.iter().map(|r| serde_json::to_string(r).unwrap()).collect::<Vec<_>>();
     assert_eq!(json(&pipelined), json(&alone));
+    assert_eq!(json(&never_waiting), json(&alone));
+}
+
+/// A pipelined read of a stream hands out every run whose block has ended before it reads on, when
+/// that read may wait (here: every read, as nothing says the input is ready): a live log
+/// (`tail -f log | bench-normalize`) gets each run as its block ends, not with the next one.
+#[test]
+fn a_pipelined_read_of_a_stream_hands_out_each_run_before_it_reads_on() {
+    use bench_normalize::{Options, Run};
+    use std::sync::{Arc, Mutex};
+    let log = std::fs::read(common::samples_dir().join("captured/vllm-s1.stdout.txt")).unwrap();
+    /// Gives one log per read; before each, checks that the runs of the logs given so far are out.
+    struct Pieces {
+        left: usize,
+        given: usize,
+        log: Vec<u8>,
+        got: Arc<Mutex<Vec<Run>>>,
+    }
+    impl std::io::Read for Pieces {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            assert!(out.len() >= self.log.len());
+            assert_eq!(self.got.lock().unwrap().len(), self.given, "a run not handed out before the next read");
+            if self.left == 0 {
+                return Ok(0);
+            }
+            self.left -= 1;
+            self.given += 1;
+            out[..self.log.len()].copy_from_slice(&self.log);
+            Ok(self.log.len())
+        }
+    }
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let input = Pieces { left: 5, given: 0, log, got: got.clone() };
+    let sink_got = got.clone();
+    let mut sink = move |run: Run| {
+        sink_got.lock().unwrap().push(run);
+        Ok(())
+    };
+    let opts = Options { pipelined: true, ..Options::default() };
+    let found = bench_normalize::normalize(std::io::BufReader::with_capacity(64 * 1024, input), "live.log", &opts, &mut sink).unwrap();
+    assert_eq!(found, 5);
+    let blocks: Vec<usize> = got.lock().unwrap().iter().map(|r| r.source.block).collect();
+    assert_eq!(blocks, [1, 2, 3, 4, 5]);
 }
