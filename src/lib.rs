@@ -236,8 +236,11 @@ fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_bl
 fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Options, scanner: &mut Scanner<'d>, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
-    /// Blocks waiting for the worker up to which it is keeping up, and renders runs too.
-    const KEEPING_UP: usize = 2;
+    /// Blocks waiting for the worker up to which it is keeping up, and renders runs too. Blocks
+    /// come in bursts, so the queue is often longer than the worker's lag: at 2 it rendered a
+    /// third of the bench log's runs, at 16 half (about 3% faster in interleaved timings), and
+    /// rendering all of them makes it the slower thread (15% slower).
+    const KEEPING_UP: usize = 16;
     let policy = opts.policy;
     let render = sink.render();
     // Blocks sent to the worker and not yet taken: few, and this thread is the busier one.
