@@ -91,11 +91,14 @@ pub trait Sink {
     /// How this sink turns a run into its output, when that needs nothing but the run (JSON
     /// Lines, say). A pipelined read ([`Options::pipelined`]) then renders some runs on its second
     /// thread, when the first one (reading the input and handing out runs) is the busier, and
-    /// hands them to [`Sink::rendered`] instead of [`Sink::run`].
+    /// hands them to [`Sink::rendered`] instead of [`Sink::run`]: a sink that gives a function
+    /// here implements both.
     fn render(&self) -> Option<Render> {
         None
     }
-    /// A run with the bytes [`Sink::render`]'s function made of it.
+    /// A run's bytes, as [`Sink::render`]'s function made them, and its [`Run::outline`]
+    /// (source, checks, verdict; the figures, notes and rows are in the bytes). Called only for
+    /// a sink that gives [`Sink::render`] a function; this default, for the others, is never used.
     fn rendered(&mut self, run: Run, _bytes: Vec<u8>) -> Result<(), Error> {
         self.run(run)
     }
@@ -254,6 +257,9 @@ fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Optio
                 let keeping_up = waiting.fetch_sub(1, Ordering::Relaxed) <= KEEPING_UP;
                 let run = run_of_block(&block, input, &policy);
                 let bytes = render.filter(|_| keeping_up).and_then(|r| r(&run));
+                // What was rendered is dropped here, where it was made (freeing memory another
+                // thread allocated costs more), and not on the busier scanning thread.
+                let run = if bytes.is_some() { run.outline() } else { run };
                 if to_main.send((run, bytes)).is_err() {
                     break;
                 }

@@ -58,6 +58,22 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run's source, checks and verdict alone: its figures, notes and rows dropped here.
+    pub fn outline(self) -> Run {
+        Run {
+            source: self.source,
+            checks: self.checks,
+            verdict: self.verdict,
+            workload: Figures::default(),
+            totals: Figures::default(),
+            reported: Figures::default(),
+            derived: Derived::default(),
+            notes: Vec::new(),
+            rows: Vec::new(),
+            requests: None,
+        }
+    }
+
     /// The group a canonical path lives in and the path inside it:
     /// `totals.duration_s` is `duration_s` in `totals`.
     pub fn group<'p>(&self, path: &'p str) -> (&Figures, &'p str) {
