@@ -28,6 +28,84 @@ include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
 #[derive(Debug)]
 pub struct Definitions {
     list: Vec<Definition>,
+    /// Built on first use: see [`Definitions::literals`].
+    literals: OnceLock<Literals>,
+}
+
+/// The literal text a scanner of text logs looks for, over every text definition: built once per
+/// set of definitions (building it takes longer than reading a small log, and a run over many
+/// files reads them all with the same definitions).
+#[derive(Debug)]
+pub struct Literals {
+    /// The literal text every banner, trailer banner and context label contains, in one
+    /// automaton: outside a block, a buffer is skipped up to the first of them.
+    pub any: aho_corasick::AhoCorasick,
+    /// The literal text of the banners alone: a line inside a block is only tried as a new banner
+    /// when it has one.
+    pub banners: aho_corasick::AhoCorasick,
+    /// Each text definition's banner literal, in the order of the text definitions: its banner
+    /// pattern is only tried on a line that has it.
+    pub banner: Vec<String>,
+    /// Every text definition's `[[context]]` labels, normalized.
+    pub context_labels: Vec<String>,
+}
+
+impl Literals {
+    fn of(defs: &Definitions) -> Literals {
+        let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
+        let context_labels: Vec<String> = text_defs.iter().flat_map(|d| &d.context).map(|spec| normalize_label(&spec.label)).collect();
+        let mut banners: Vec<String> = Vec::new();
+        let mut others: Vec<String> = Vec::new();
+        for d in &text_defs {
+            let b = d.block.as_ref().expect("text definition");
+            banners.push(required_literal(b.banner.as_str()));
+            others.extend(d.trailers.iter().map(|t| required_literal(t.banner.as_str())));
+        }
+        others.extend(context_labels.iter().map(|l| l.trim_end_matches(':').to_string()));
+        others.extend(banners.iter().cloned());
+        Literals { any: literal_automaton(&others), banners: literal_automaton(&banners), banner: banners, context_labels }
+    }
+}
+
+/// Several literal strings in one automaton, to find the first of any of them in a buffer.
+fn literal_automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
+    let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
+    aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(uniq).expect("a few short literals")
+}
+
+/// The longest run of literal text that every match of a pattern contains (`Serving Benchmark
+/// Result` in `=+ Serving Benchmark Result =+`), found with regex-syntax; empty when there is none,
+/// in which case the prefilter does not use it (and the pattern is only met inside blocks).
+fn required_literal(pattern: &str) -> String {
+    use regex_syntax::hir::{Hir, HirKind};
+    fn lit(h: &Hir) -> Option<String> {
+        match h.kind() {
+            HirKind::Literal(l) => std::str::from_utf8(&l.0).ok().map(str::to_string),
+            _ => None,
+        }
+    }
+    let Ok(hir) = regex_syntax::parse(pattern) else { return String::new() };
+    let parts: Vec<&Hir> = match hir.kind() {
+        HirKind::Concat(parts) => parts.iter().collect(),
+        _ => vec![&hir],
+    };
+    let mut best = String::new();
+    let mut run = String::new();
+    for p in parts {
+        match lit(p) {
+            Some(s) => run.push_str(&s),
+            None => {
+                if run.trim().len() > best.trim().len() {
+                    best = std::mem::take(&mut run);
+                }
+                run.clear();
+            }
+        }
+    }
+    if run.trim().len() > best.trim().len() {
+        best = run;
+    }
+    best.trim().to_string()
 }
 
 /// One tool output format.
@@ -536,6 +614,11 @@ impl Definition {
 }
 
 impl Definitions {
+    /// What a text scanner looks for ([`Literals`]), built on first use.
+    pub fn literals(&self) -> &Literals {
+        self.literals.get_or_init(|| Literals::of(self))
+    }
+
     /// The built-in definitions (compiled in from `parsers/`), parsed once per process.
     pub fn builtin() -> &'static Definitions {
         static BUILTIN: OnceLock<Definitions> = OnceLock::new();
@@ -545,7 +628,7 @@ impl Definitions {
                 // A broken built-in definition is a bug caught by the test suite.
                 list.push(parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")));
             }
-            Definitions { list }
+            Definitions { list, literals: OnceLock::new() }
         })
     }
 
@@ -571,7 +654,7 @@ impl Definitions {
                 None => list.push(def),
             }
         }
-        Ok(Definitions { list })
+        Ok(Definitions { list, literals: OnceLock::new() })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Definition> {

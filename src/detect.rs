@@ -14,7 +14,7 @@ mod table;
 
 use std::collections::HashMap;
 
-use crate::definition::{Definition, Definitions, Evidence, Variant};
+use crate::definition::{Definition, Definitions, Evidence, Literals, Variant};
 use crate::input::Line;
 use crate::lex::{normalize_label, split_row, split_row_key};
 
@@ -96,17 +96,10 @@ struct Open<'d> {
 /// Turns lines into blocks; see the module documentation.
 pub struct Scanner<'d> {
     text_defs: Vec<&'d Definition>,
-    /// The literal text every banner, trailer banner and context label contains, in one
-    /// automaton: outside a block, a buffer is skipped up to the first of them (or a table row),
-    /// and a line with none of them is not decoded.
-    any_literal: aho_corasick::AhoCorasick,
-    /// The literal text of the banners alone: a line inside a block is only tried as a new banner
-    /// when it has one.
-    banner_literals: aho_corasick::AhoCorasick,
-    /// Each text definition's banner literal (beside `text_defs`): its banner pattern is only
-    /// tried on a line that has it.
-    banner_literal: Vec<String>,
-    context_labels: Vec<String>,
+    /// What the text definitions' banners and context labels contain, built once per set of
+    /// definitions ([`Definitions::literals`]): outside a block, a buffer is skipped up to the
+    /// first of them, and a line with none of them is not decoded.
+    literals: &'d Literals,
     context: HashMap<String, ContextLine>,
     open: Option<Open<'d>>,
     blocks: usize,
@@ -198,28 +191,10 @@ struct Held<'d> {
 impl<'d> Scanner<'d> {
     pub fn new(defs: &'d Definitions) -> Scanner<'d> {
         let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
-        let mut context_labels = Vec::new();
-        for d in &text_defs {
-            for spec in &d.context {
-                context_labels.push(normalize_label(&spec.label));
-            }
-        }
-        let mut banners: Vec<String> = Vec::new();
-        let mut others: Vec<String> = Vec::new();
-        for d in &text_defs {
-            let b = d.block.as_ref().expect("text definition");
-            banners.push(required_literal(b.banner.as_str()));
-            others.extend(d.trailers.iter().map(|t| required_literal(t.banner.as_str())));
-        }
-        others.extend(context_labels.iter().map(|l| l.trim_end_matches(':').to_string()));
-        others.extend(banners.iter().cloned());
         Scanner {
             known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
             text_defs,
-            any_literal: literal_automaton(&others),
-            banner_literals: literal_automaton(&banners),
-            banner_literal: banners,
-            context_labels,
+            literals: defs.literals(),
             context: HashMap::new(),
             open: None,
             blocks: 0,
@@ -254,7 +229,7 @@ impl<'d> Scanner<'d> {
         if self.in_block() {
             return Some(0);
         }
-        let literal = self.any_literal.find(hay).map(|m| m.start());
+        let literal = self.literals.any.find(hay).map(|m| m.start());
         let before = &hay[..literal.unwrap_or(hay.len())];
         // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
         let opens_line = |i: usize| before[..i].iter().rev().take_while(|b| !matches!(b, b'\n' | b'\r')).all(|b| matches!(b, b' ' | b'\t' | 0x0c));
@@ -264,7 +239,7 @@ impl<'d> Scanner<'d> {
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
     /// trailer, every line does; outside, only banners, context labels and table rows.
     pub fn wants(&self, raw: &[u8]) -> bool {
-        self.open.is_some() || self.held.is_some() || self.any_literal.is_match(raw) || raw.trim_ascii_start().first() == Some(&b'|')
+        self.open.is_some() || self.held.is_some() || self.literals.any.is_match(raw) || raw.trim_ascii_start().first() == Some(&b'|')
     }
 
     /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
@@ -593,14 +568,14 @@ impl<'d> Scanner<'d> {
     }
 
     fn banner_hits(&self, text: &str) -> Option<(Vec<&'d Definition>, usize)> {
-        if !self.banner_literals.is_match(text) {
+        if !self.literals.banners.is_match(text) {
             return None;
         }
         let mut at = None;
         let mut hits = Vec::new();
         // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
         let mut asked: Option<(&str, Option<usize>)> = None;
-        for (d, literal) in self.text_defs.iter().zip(&self.banner_literal) {
+        for (d, literal) in self.text_defs.iter().zip(&self.literals.banner) {
             if !text.contains(literal.as_str()) {
                 continue;
             }
@@ -622,12 +597,12 @@ impl<'d> Scanner<'d> {
     }
 
     fn note_context(&mut self, line: &Line) {
-        if self.context_labels.is_empty() || !line.text.contains(':') {
+        if self.literals.context_labels.is_empty() || !line.text.contains(':') {
             return;
         }
         if let Some(row) = split_row(&line.text) {
             let label = normalize_label(row.label);
-            if self.context_labels.contains(&label) {
+            if self.literals.context_labels.contains(&label) {
                 self.context.insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
             }
         }
@@ -780,46 +755,6 @@ impl<'d> Scanner<'d> {
     }
 }
 
-/// Several literal strings in one automaton, to find the first of any of them in a buffer.
-fn literal_automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
-    let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
-    aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(uniq).expect("a few short literals")
-}
-
-/// The longest run of literal text that every match of a pattern contains (`Serving Benchmark
-/// Result` in `=+ Serving Benchmark Result =+`), found with regex-syntax; empty when there is none,
-/// in which case the prefilter does not use it (and the pattern is only met inside blocks).
-fn required_literal(pattern: &str) -> String {
-    use regex_syntax::hir::{Hir, HirKind};
-    fn lit(h: &Hir) -> Option<String> {
-        match h.kind() {
-            HirKind::Literal(l) => std::str::from_utf8(&l.0).ok().map(str::to_string),
-            _ => None,
-        }
-    }
-    let Ok(hir) = regex_syntax::parse(pattern) else { return String::new() };
-    let parts: Vec<&Hir> = match hir.kind() {
-        HirKind::Concat(parts) => parts.iter().collect(),
-        _ => vec![&hir],
-    };
-    let mut best = String::new();
-    let mut run = String::new();
-    for p in parts {
-        match lit(p) {
-            Some(s) => run.push_str(&s),
-            None => {
-                if run.trim().len() > best.trim().len() {
-                    best = std::mem::take(&mut run);
-                }
-                run.clear();
-            }
-        }
-    }
-    if run.trim().len() > best.trim().len() {
-        best = run;
-    }
-    best.trim().to_string()
-}
 
 /// A Markdown table row `| label | value |` (label without a trailing colon); the separator row
 /// `|---|---|` gives an empty label.
