@@ -105,6 +105,20 @@ if [ "$need_json" = 1 ]; then
   log "generating detailed.json (--requests $REQUESTS; takes ~30 s for 100k)"
   "$PY" bench/generate.py "$OUT" --requests "$REQUESTS" --only json || exit 2
 fi
+# many small logs: the captured and versions stdout samples, 40 times over, one file each (an
+# archive of sweep logs), and the same bytes as one file
+MANY="$OUT/many"
+if [ "$REGEN" = 1 ] || [ ! -s "$OUT/many.all.log" ]; then
+  log "copying the sample logs into many/"
+  rm -rf "$MANY" && mkdir -p "$MANY" || exit 2
+  i=0
+  for r in $(seq 1 40); do
+    for f in "$ROOT"/samples/captured/*.stdout.txt "$ROOT"/samples/versions/*.stdout.txt; do
+      i=$((i + 1)); cp "$f" "$MANY/$(printf %05d "$i").txt" || exit 2
+    done
+  done
+  cat "$MANY"/*.txt >"$OUT/many.all.log" || exit 2
+fi
 BIG="$OUT/big.log"
 DET="$OUT/detailed.json"
 SMALL="$ROOT/samples/captured/vllm-s2.stdout.txt"
@@ -118,7 +132,9 @@ printf 'id\tinput_bytes\trep\twall_ns\tpeak_rss_kb\texit\n' >"$RAW"
 # from date +%s%N, peak RSS from /usr/bin/time -v ("Maximum resident set size").
 once() {
   local id="$1" input="$2" rep="$3" sink="${SINK:-/dev/null}" t0 t1 r c; shift 3
-  [ "$rep" = 1 ] && log "timing $id: $*"
+  local cmd="$*"
+  [ ${#cmd} -gt 160 ] && cmd="${cmd:0:160} ..."
+  [ "$rep" = 1 ] && log "timing $id: $cmd"
   t0=$(date +%s%N)
   "$TIME" -v -o "$OUT/time.$id.txt" "$@" >"$sink" 2>"$OUT/stderr.$id.txt"
   t1=$(date +%s%N)
@@ -128,7 +144,7 @@ once() {
 }
 
 log "warming the page cache"
-cat "$BIG" "$DET" "$SMALL" "$BN" >/dev/null
+cat "$BIG" "$DET" "$SMALL" "$BN" "$MANY"/*.txt "$OUT/many.all.log" >/dev/null
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The repetitions are interleaved (round-robin over the commands) so that a change of machine
@@ -143,6 +159,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
   once py_text_naive "$BIG" "$rep" "$PY" bench/baseline_regex.py --text "$BIG"
   # (not to /dev/null: GNU grep notices a /dev/null stdout and stops at the first match)
   SINK="$OUT/grep.count" once grep_text "$BIG" "$rep" grep -F -c 'Serving Benchmark Result' "$BIG"
+  # many small logs: in parallel, one per core, vs the same bytes as one file, vs Python
+  once bn_many "$OUT/many.all.log" "$rep" "$BN" --format jsonl "$MANY"/*.txt
+  once bn_many_one "$OUT/many.all.log" "$rep" "$BN" --format jsonl "$OUT/many.all.log"
+  once py_many "$OUT/many.all.log" "$rep" "$PY" bench/baseline_regex.py "$MANY"/*.txt
   # result JSON: bench-normalize vs json.load
   once bn_json "$DET" "$rep" "$BN" --format jsonl "$DET"
   once py_json "$DET" "$rep" "$PY" bench/baseline_json.py "$DET"
@@ -302,6 +322,12 @@ row("", "`cat big.log \\| bench-normalize --format jsonl` (a stream)", t_pipe, t
 row("", "`python3 bench/baseline_regex.py` (binary, line by line)", t_py, 1.0, t_py["wall"] / t_grep["wall"], "the baseline")
 row("", "`python3 bench/baseline_regex.py --text` (naive text mode)", t_pyn, t_py["wall"] / t_pyn["wall"], t_pyn["wall"] / t_grep["wall"], "for reference")
 row("", "`grep -F -c 'Serving Benchmark Result'`", t_grep, t_py["wall"] / t_grep["wall"], 1.0, "the floor")
+m_bn, m_one, m_py = M["bn_many"], M["bn_many_one"], M["py_many"]
+n_many = len([f for f in os.listdir(os.path.join(out, "many")) if f.endswith(".txt")])
+row(f"many/: {n_many} small logs, {m_bn['bytes'] / 1e6:.0f} MB", "`bench-normalize --format jsonl many/*.txt`", m_bn, m_py["wall"] / m_bn["wall"], None,
+    "files in parallel, one per core, output in input order")
+row("", "`bench-normalize --format jsonl many.all.log` (the same bytes, one file)", m_one, m_py["wall"] / m_one["wall"], None, "for reference")
+row("", "`python3 bench/baseline_regex.py many/*.txt`", m_py, 1.0, None, "the baseline")
 w2 = f"detailed.json: {det_mb:.0f} MB, {exp['requests']} requests, {exp['chunks']} chunks"
 row(w2, "`bench-normalize --format jsonl`", j_bn, j_py["wall"] / j_bn["wall"], None,
     verdicts(det_runs) if json_supported else "**cannot read the file yet** (exit %d)" % det_rc)
