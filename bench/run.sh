@@ -153,6 +153,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
   log "round $rep of $REPS"
   # text log: bench-normalize vs the Python baseline vs grep -F -c
   once bn_text "$BIG" "$rep" "$BN" --format jsonl "$BIG"
+  # the same log in the default format (one JSON document, written a run at a time), for reference
+  once bn_text_doc "$BIG" "$rep" "$BN" "$BIG"
   # the same log through a pipe (read as a stream: `zcat logs.gz | bench-normalize`), for reference
   once bn_text_pipe "$BIG" "$rep" sh -c 'cat "$1" | "$2" --format jsonl' sh "$BIG" "$BN"
   once py_text "$BIG" "$rep" "$PY" bench/baseline_regex.py "$BIG"
@@ -317,7 +319,8 @@ def verdicts(runs):
 
 big_runs = read_jsonl(os.path.join(out, "big.bn.jsonl"))
 row(w1, "`bench-normalize --format jsonl`", t_bn, t_py["wall"] / t_bn["wall"], t_bn["wall"] / t_grep["wall"], verdicts(big_runs))
-t_pipe = M["bn_text_pipe"]
+t_pipe, t_doc = M["bn_text_pipe"], M["bn_text_doc"]
+row("", "`bench-normalize` (the default: one JSON document)", t_doc, t_py["wall"] / t_doc["wall"], t_doc["wall"] / t_grep["wall"], "for reference: the document is written a run at a time")
 row("", "`cat big.log \\| bench-normalize --format jsonl` (a stream)", t_pipe, t_py["wall"] / t_pipe["wall"], t_pipe["wall"] / t_grep["wall"], "for reference: read as a pipe is, each run out before a read that would wait")
 row("", "`python3 bench/baseline_regex.py` (binary, line by line)", t_py, 1.0, t_py["wall"] / t_grep["wall"], "the baseline")
 row("", "`python3 bench/baseline_regex.py --text` (naive text mode)", t_pyn, t_py["wall"] / t_pyn["wall"], t_pyn["wall"] / t_grep["wall"], "for reference")

@@ -7,7 +7,7 @@ use std::process;
 
 use bench_normalize::emit::{self, OutputFormat};
 use bench_normalize::report::Verdict;
-use bench_normalize::{Definitions, Error, ExitCode, Options, Policy, Report, Run, Sink, Tolerances, normalize};
+use bench_normalize::{Definitions, Error, ExitCode, Options, Policy, Run, Sink, Tolerances, normalize};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// A run is built on the worker thread and freed on the main one, tens of small allocations each:
@@ -280,6 +280,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         worst: ExitCode::Ok,
         strict: c.strict,
         csv: emit::CsvWriter::new(),
+        json: emit::JsonReport::new(io::stdout().is_terminal()),
         to_terminal: io::stdout().is_terminal(),
         live: io::stdout().is_terminal(),
     };
@@ -488,6 +489,8 @@ struct Output<W: Write> {
     worst: ExitCode,
     strict: bool,
     csv: emit::CsvWriter,
+    /// The JSON document, written a run at a time.
+    json: emit::JsonReport,
     to_terminal: bool,
     /// Each streamed run is flushed as it is written: someone is watching (stdout is a terminal,
     /// so that it keeps pace with stderr) or waiting (the input streams, `tail -f log |`). A file
@@ -514,12 +517,15 @@ impl<W: Write> Output<W> {
         }
     }
 
-    /// Write what the format collects until the end (JSON document, table, dstack objects).
+    /// Write what the format collects until the end (table, dstack objects), or the end of the
+    /// JSON document.
     fn finish(&mut self) -> io::Result<()> {
+        if self.format == OutputFormat::Json {
+            self.json.finish(&mut self.out)?;
+        }
         let runs = std::mem::take(&mut self.runs);
         if !runs.is_empty() {
             match self.format {
-                OutputFormat::Json => emit::write_json(&mut self.out, &Report::new(runs), io::stdout().is_terminal())?,
                 OutputFormat::Table => self.out.write_all(emit::table(&runs, color_on(io::stdout().is_terminal())).as_bytes())?,
                 OutputFormat::Dstack => {
                     let mut all = Vec::new();
@@ -534,7 +540,7 @@ impl<W: Write> Output<W> {
                     serde_json::to_writer_pretty(&mut self.out, &value)?;
                     self.out.write_all(b"\n")?;
                 }
-                OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::Explain => {}
+                OutputFormat::Json | OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::Explain => {}
             }
         }
         self.out.flush()
@@ -545,10 +551,11 @@ impl<W: Write> Sink for Output<W> {
     fn run(&mut self, run: Run) -> Result<(), Error> {
         self.note_verdict(&run);
         let written = match self.format {
-            OutputFormat::Json | OutputFormat::Table | OutputFormat::Dstack => {
+            OutputFormat::Table | OutputFormat::Dstack => {
                 self.runs.push(run);
                 Ok(())
             }
+            OutputFormat::Json => self.json.run(&mut self.out, &run),
             OutputFormat::Jsonl => emit::write_jsonl(&mut self.out, &run),
             OutputFormat::Csv => self.csv.write(&mut self.out, &run),
             OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
@@ -562,12 +569,17 @@ impl<W: Write> Sink for Output<W> {
     }
 
     fn render(&self) -> Option<bench_normalize::Render> {
-        (self.format == OutputFormat::Jsonl).then_some(render_jsonl)
+        // A compact JSON document's runs are its JSON Lines lines, joined.
+        (self.format == OutputFormat::Jsonl || self.format == OutputFormat::Json && !self.to_terminal).then_some(render_jsonl)
     }
 
     fn rendered(&mut self, run: Run, bytes: Vec<u8>) -> Result<(), Error> {
         self.note_verdict(&run);
-        self.out.write_all(&bytes).and_then(|_| if self.live { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
+        let written = match self.format {
+            OutputFormat::Json => self.json.compact(&mut self.out, &bytes),
+            _ => self.out.write_all(&bytes).and_then(|_| if self.live { self.out.flush() } else { Ok(()) }),
+        };
+        written.map_err(|source| Error::Io { input: "stdout".into(), source })
     }
 }
 

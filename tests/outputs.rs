@@ -267,3 +267,33 @@ fn a_pipelined_read_of_a_stream_hands_out_each_run_before_it_reads_on() {
     let blocks: Vec<usize> = got.lock().unwrap().iter().map(|r| r.source.block).collect();
     assert_eq!(blocks, [1, 2, 3, 4, 5]);
 }
+
+/// The JSON document written a run at a time is the document of all the runs written at once,
+/// compact and pretty, for one run or several; no run, no document.
+#[test]
+fn the_json_report_written_run_by_run_is_the_whole_report() {
+    use bench_normalize::emit::{JsonReport, write_json};
+    let mut runs = Vec::new();
+    for name in ["captured/vllm-s4.stdout.txt", "captured/sglang-oai-s2spec.stdout.txt", "peers/guidellm-s2.stdout.txt"] {
+        let path = common::samples_dir().join(name);
+        if let Ok(mut r) = common::normalize_file(&path) {
+            runs.append(&mut r);
+        }
+    }
+    assert!(runs.len() >= 5, "{}", runs.len());
+    for pretty in [false, true] {
+        for n in [0, 1, 2, runs.len()] {
+            let mut streamed = Vec::new();
+            let mut doc = JsonReport::new(pretty);
+            for run in &runs[..n] {
+                doc.run(&mut streamed, run).unwrap();
+            }
+            doc.finish(&mut streamed).unwrap();
+            let mut whole = Vec::new();
+            if n > 0 {
+                write_json(&mut whole, &bench_normalize::Report::new(runs[..n].to_vec()), pretty).unwrap();
+            }
+            assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole).unwrap(), "pretty {pretty}, {n} runs");
+        }
+    }
+}
