@@ -87,6 +87,14 @@ DIRTY="$(git -C "$ROOT" status --porcelain -- src parsers build.rs Cargo.toml 2>
 # ---- data -----------------------------------------------------------------------------------
 meta_get() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 need_log=1; need_json=1
+# The data is made from the samples and the generator: when either changed since it was made,
+# it is made again (as with --regen).
+FINGERPRINT="$(cat "$ROOT"/bench/generate.py "$ROOT"/samples/captured/* "$ROOT"/samples/versions/* "$ROOT"/samples/public/* | md5sum | cut -d' ' -f1)"
+if [ "$REGEN" = 0 ] && [ "$(cat "$OUT/inputs.fingerprint" 2>/dev/null)" != "$FINGERPRINT" ] &&
+   { [ -e "$OUT/big.log" ] || [ -e "$OUT/detailed.json" ]; }; then
+  log "the samples or the generator changed since the data was made: making it again"
+  REGEN=1
+fi
 if [ "$REGEN" = 0 ] && [ -s "$OUT/big.log" ] && [ -s "$OUT/big.meta.json" ] &&
    [ "$(meta_get "$OUT/big.meta.json" 'float(d["params"]["mb"])')" = "$("$PY" -c "print(float($MB))")" ] &&
    [ "$(stat -c %s "$OUT/big.log")" = "$(meta_get "$OUT/big.meta.json" 'd["bytes"]')" ]; then
@@ -119,6 +127,7 @@ if [ "$REGEN" = 1 ] || [ ! -s "$OUT/many.all.log" ]; then
   done
   cat "$MANY"/*.txt >"$OUT/many.all.log" || exit 2
 fi
+echo "$FINGERPRINT" >"$OUT/inputs.fingerprint"
 BIG="$OUT/big.log"
 DET="$OUT/detailed.json"
 SMALL="$ROOT/samples/captured/vllm-s2.stdout.txt"
