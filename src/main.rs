@@ -375,17 +375,7 @@ fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sin
     sink.reading(!whole);
     // A stream is asked whether it has bytes before a read: only a read that would wait waits
     // for the second core's runs first.
-    #[cfg(unix)]
-    let probe = {
-        use std::os::fd::AsFd;
-        let fd = match &file {
-            Some(f) => f.as_fd().try_clone_to_owned(),
-            None => io::stdin().as_fd().try_clone_to_owned(),
-        };
-        fd.ok().filter(|_| !whole).map(|fd| move || readable_now(&fd))
-    };
-    #[cfg(not(unix))]
-    let probe: Option<fn() -> bool> = None;
+    let probe = if whole { None } else { readiness(file.as_ref()) };
     let opts = Options { ready: probe.as_ref().map(|p| p as &(dyn Fn() -> bool + Sync)), ..*opts };
     let reader: Box<dyn io::BufRead> = match file {
         Some(f) if whole => return bench_normalize::normalize_file(f, &name, &opts, sink),
@@ -398,12 +388,23 @@ fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sin
     }
 }
 
-/// Whether `fd` has bytes to read at once, or is at its end: whether a read would not wait.
+/// Whether a stream (`file`, or stdin) has bytes to read at once, or is at its end: whether a
+/// read would not wait (`poll(2)` of its descriptor).
 #[cfg(unix)]
-fn readable_now(fd: &std::os::fd::OwnedFd) -> bool {
+fn readiness(file: Option<&File>) -> Option<impl Fn() -> bool + Sync + use<>> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let mut fds = [PollFd::new(fd, PollFlags::IN)];
-    poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok_and(|n| n > 0)
+    use std::os::fd::AsFd;
+    let fd = match file {
+        Some(f) => f.as_fd().try_clone_to_owned(),
+        None => io::stdin().as_fd().try_clone_to_owned(),
+    };
+    let fd = fd.ok()?;
+    Some(move || poll(&mut [PollFd::new(&fd, PollFlags::IN)], Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok_and(|n| n > 0))
+}
+
+#[cfg(not(unix))]
+fn readiness(_: Option<&File>) -> Option<fn() -> bool> {
+    None
 }
 
 /// Standard input as a file when it is a regular file read from its start (`bench-normalize <
