@@ -397,14 +397,7 @@ impl Target {
         let mut s = String::with_capacity(self.field.path.len() + 8);
         s.push_str(self.field.path);
         s.push('.');
-        match k {
-            // `p99`, as Display writes a whole percentile.
-            StatKey::P(p) if p.fract() == 0.0 && (0.0..1e6).contains(&p) => {
-                s.push('p');
-                s.push_str(itoa::Buffer::new().format(p as u64));
-            }
-            k => s.push_str(&k.name()),
-        }
+        s.push_str(&k.name());
         s
     }
 }

@@ -392,7 +392,6 @@ impl<'d> Scanner<'d> {
         if text.trim_ascii_start().as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
             return None;
         }
-        text.trim_start().chars().next().filter(|c| !c.is_alphanumeric())?;
         let t = text.trim();
         let c = t.chars().next().filter(|c| !c.is_alphanumeric())?;
         let after = t.trim_start_matches(c);
@@ -754,7 +753,6 @@ impl<'d> Scanner<'d> {
         })
     }
 }
-
 
 /// A Markdown table row `| label | value |` (label without a trailing colon); the separator row
 /// `|---|---|` gives an empty label.

@@ -64,8 +64,8 @@ pub fn extract(block: &Block) -> Extracted {
         .enumerate()
         .map(|(i, l)| match block.rows.get(i) {
             Some(None) => None,
-            Some(Some(r)) => l.text.get(r.value.clone()).map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value)).or_else(|| split(&l.text)),
-            None => split(&l.text),
+            Some(Some(r)) => l.text.get(r.value.clone()).map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value)).or_else(|| split_row_key(&l.text)),
+            None => split_row_key(&l.text),
         })
         .collect();
     let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, crate::lex::trim(&l.text)).is_some_and(|n| !n.is_empty()));
@@ -136,11 +136,6 @@ pub fn extract(block: &Block) -> Extracted {
         });
     }
     out
-}
-
-/// A line as a row: its label key and its value.
-fn split(text: &str) -> Option<(std::borrow::Cow<'_, str>, &str)> {
-    split_row_key(text)
 }
 
 /// Read a row's value into an assignment; returns the figure path the row fed.

@@ -246,7 +246,6 @@ fn latency_order(run: &Run, i: &Inputs) -> Outcome {
     }
 }
 
-
 fn finite_values(run: &Run) -> Outcome {
     let mut problems = Vec::new();
     let mut n = 0;
