@@ -10,8 +10,9 @@ use bench_normalize::report::Verdict;
 use bench_normalize::{Definitions, Error, ExitCode, Options, Policy, Run, Sink, Tolerances, normalize};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// A run is built on the worker thread and freed on the main one, tens of small allocations each:
-/// mimalloc frees across threads and small blocks far more cheaply than the system allocator.
+/// A run is tens of small allocations, and one not rendered on the worker thread that built it is
+/// freed on the main one: mimalloc frees small blocks, across threads too, far more cheaply than
+/// the system allocator.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -271,6 +272,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     };
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
+    let to_terminal = stdout.is_terminal();
     let mut out = Output {
         out: io::BufWriter::with_capacity(256 * 1024, stdout.lock()),
         format,
@@ -280,9 +282,9 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         worst: ExitCode::Ok,
         strict: c.strict,
         csv: emit::CsvWriter::new(),
-        json: emit::JsonReport::new(io::stdout().is_terminal()),
-        to_terminal: io::stdout().is_terminal(),
-        live: io::stdout().is_terminal(),
+        json: emit::JsonReport::new(to_terminal),
+        to_terminal,
+        input_streams: false,
     };
     let mut tee: Option<Box<dyn Write + Send>> = match &c.tee {
         None => None,
@@ -326,19 +328,8 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
                 })
                 .collect();
             for (got, result) in results {
-                for event in got.0 {
-                    let r = match event {
-                        Event::Run(run) => out.run(*run),
-                        Event::Diagnostic(e) => {
-                            out.diagnostic(e);
-                            Ok(())
-                        }
-                    };
-                    if let Err(e) = r {
-                        if is_broken_pipe(&e) {
-                            return out.code();
-                        }
-                    }
+                if out.replay(got).is_err() {
+                    return out.code();
                 }
                 if let Err(e) = result {
                     report_error(c.error_format, &e);
@@ -493,21 +484,42 @@ struct Output<W: Write> {
     /// The JSON document, written a run at a time.
     json: emit::JsonReport,
     to_terminal: bool,
-    /// Each streamed run is flushed as it is written: someone is watching (stdout is a terminal,
-    /// so that it keeps pace with stderr) or waiting (the input streams, `tail -f log |`). A file
-    /// read whole goes out a buffer at a time.
-    live: bool,
+    /// The input being read streams ([`Reading`]).
+    input_streams: bool,
 }
 
 impl<W: Write> Reading for Output<W> {
     fn reading(&mut self, streams: bool) {
-        self.live = streams || self.to_terminal;
+        self.input_streams = streams;
     }
 }
 
 impl<W: Write> Output<W> {
     fn code(&self) -> ExitCode {
         if self.rejected { self.worst.max(ExitCode::Rejected) } else { self.worst }
+    }
+
+    /// Hand what one input's reading collected on to this sink, in order; a closed stdout stops
+    /// it (the error is returned).
+    fn replay(&mut self, got: Collected) -> Result<(), Error> {
+        for event in got.0 {
+            match event {
+                Event::Run(run) => match self.run(*run) {
+                    Err(e) if is_broken_pipe(&e) => return Err(e),
+                    _ => {}
+                },
+                Event::Diagnostic(e) => self.diagnostic(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// What was written of a run; a streamed run is flushed when someone is watching (stdout is
+    /// a terminal, so that it keeps pace with stderr) or waiting (the input streams, `tail -f
+    /// log |`). A file read whole goes out a buffer at a time.
+    fn written(&mut self, written: io::Result<()>) -> Result<(), Error> {
+        let flush = self.format.streams() && (self.input_streams || self.to_terminal);
+        written.and_then(|_| if flush { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
     }
 
     /// A rejected run is said so on stderr, and sets the exit code.
@@ -527,7 +539,7 @@ impl<W: Write> Output<W> {
         let runs = std::mem::take(&mut self.runs);
         if !runs.is_empty() {
             match self.format {
-                OutputFormat::Table => self.out.write_all(emit::table(&runs, color_on(io::stdout().is_terminal())).as_bytes())?,
+                OutputFormat::Table => self.out.write_all(emit::table(&runs, color_on(self.to_terminal)).as_bytes())?,
                 OutputFormat::Dstack => {
                     let mut all = Vec::new();
                     for run in &runs {
@@ -561,8 +573,7 @@ impl<W: Write> Sink for Output<W> {
             OutputFormat::Csv => self.csv.write(&mut self.out, &run),
             OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
         };
-        // Streamed formats go out as each run completes (`tail -f log | bench-normalize`).
-        written.and_then(|_| if self.format.streams() && self.live { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
+        self.written(written)
     }
 
     fn diagnostic(&mut self, error: Error) {
@@ -578,9 +589,9 @@ impl<W: Write> Sink for Output<W> {
         self.note_verdict(&run);
         let written = match self.format {
             OutputFormat::Json => self.json.compact(&mut self.out, &bytes),
-            _ => self.out.write_all(&bytes).and_then(|_| if self.live { self.out.flush() } else { Ok(()) }),
+            _ => self.out.write_all(&bytes),
         };
-        written.map_err(|source| Error::Io { input: "stdout".into(), source })
+        self.written(written)
     }
 }
 
