@@ -6,7 +6,7 @@
 //! | 1 | at least one run was rejected by a consistency rule (the report is still printed) |
 //! | 2 | usage error (bad flags or arguments, a bad parser definition given with --parsers) |
 //! | 3 | no benchmark result found in an input, or an input could not be parsed |
-//! | 4 | I/O error (a file could not be read; a closed stdout is not an error) |
+//! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
 
 use std::fmt;
 use std::io;
@@ -51,6 +51,14 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// The report could not be written (a full disk, say).
+    #[error("{output}: cannot write: {source}")]
+    Write {
+        output: String,
+        #[source]
+        source: io::Error,
+    },
+
     /// Nothing in an input looked like a benchmark result.
     #[error("{input}: no benchmark result found (looked for: {looked_for})")]
     NoResult { input: String, looked_for: String },
@@ -82,7 +90,7 @@ fn quote(text: Option<&str>) -> String {
 impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Io { .. } => ExitCode::Io,
+            Error::Io { .. } | Error::Write { .. } => ExitCode::Io,
             Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } => ExitCode::NoResult,
             Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
         }
@@ -91,7 +99,7 @@ impl Error {
     /// Stable short code for machine-readable diagnostics.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Io { .. } => "io",
+            Error::Io { .. } | Error::Write { .. } => "io",
             Error::NoResult { .. } => "no-result",
             Error::Parse { .. } => "parse",
             Error::Report { .. } => "report-shape",
@@ -104,6 +112,7 @@ impl Error {
     pub fn input(&self) -> Option<&str> {
         match self {
             Error::Io { input, .. } | Error::NoResult { input, .. } | Error::Report { input, .. } => Some(input),
+            Error::Write { output, .. } => Some(output),
             Error::Parse { at, .. } => Some(&at.input),
             Error::Definition { file, .. } => Some(file),
             Error::Usage(_) => None,

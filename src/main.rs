@@ -292,7 +292,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         Some(p) => match File::create(p) {
             Ok(f) => Some(Box::new(io::BufWriter::new(f))),
             Err(source) => {
-                let e = Error::Io { input: p.display().to_string(), source };
+                let e = Error::Write { output: p.display().to_string(), source };
                 report_error(c.error_format, &e);
                 return e.exit_code();
             }
@@ -303,8 +303,8 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         for path in &inputs {
             let result = normalize_path(path, &opts, &mut out, tee.as_mut());
             if let Err(e) = result {
-                if is_broken_pipe(&e) {
-                    return out.code();
+                if matches!(e, Error::Write { .. }) {
+                    return out.stopped(c.error_format, &e);
                 }
                 report_error(c.error_format, &e);
                 out.worst = out.worst.max(e.exit_code());
@@ -328,8 +328,8 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
                 })
                 .collect();
             for (got, result) in results {
-                if out.replay(got).is_err() {
-                    return out.code();
+                if let Err(e) = out.replay(got) {
+                    return out.stopped(c.error_format, &e);
                 }
                 if let Err(e) = result {
                     report_error(c.error_format, &e);
@@ -338,13 +338,9 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
             }
         }
     }
-    if let Err(e) = out.finish() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            report_error(c.error_format, &Error::Io { input: "stdout".into(), source: e });
-            return out.code().max(ExitCode::Io);
-        }
+    if let Err(source) = out.finish() {
+        return out.stopped(c.error_format, &Error::Write { output: "stdout".into(), source });
     }
-    let _ = out.out.flush();
     out.code()
 }
 
@@ -499,19 +495,26 @@ impl<W: Write> Output<W> {
         if self.rejected { self.worst.max(ExitCode::Rejected) } else { self.worst }
     }
 
-    /// Hand what one input's reading collected on to this sink, in order; a closed stdout stops
+    /// Hand what one input's reading collected on to this sink, in order; a failed stdout stops
     /// it (the error is returned).
     fn replay(&mut self, got: Collected) -> Result<(), Error> {
         for event in got.0 {
             match event {
-                Event::Run(run) => match self.run(*run) {
-                    Err(e) if is_broken_pipe(&e) => return Err(e),
-                    _ => {}
-                },
+                Event::Run(run) => self.run(*run)?,
                 Event::Diagnostic(e) => self.diagnostic(e),
             }
         }
         Ok(())
+    }
+
+    /// The exit code when the output failed, which ends the run: a closed stdout (`| head`) is
+    /// no error; another failure (a full disk) is said once.
+    fn stopped(&self, format: ErrorFormat, e: &Error) -> ExitCode {
+        if is_broken_pipe(e) {
+            return self.code();
+        }
+        report_error(format, e);
+        self.code().max(ExitCode::Io)
     }
 
     /// What was written of a run; a streamed run is flushed when someone is watching (stdout is
@@ -519,7 +522,7 @@ impl<W: Write> Output<W> {
     /// log |`). A file read whole goes out a buffer at a time.
     fn written(&mut self, written: io::Result<()>) -> Result<(), Error> {
         let flush = self.format.streams() && (self.input_streams || self.to_terminal);
-        written.and_then(|_| if flush { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Io { input: "stdout".into(), source })
+        written.and_then(|_| if flush { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Write { output: "stdout".into(), source })
     }
 
     /// A rejected run is said so on stderr, and sets the exit code.
@@ -673,5 +676,5 @@ fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
 }
 
 fn is_broken_pipe(e: &Error) -> bool {
-    matches!(e, Error::Io { input, source } if input == "stdout" && source.kind() == io::ErrorKind::BrokenPipe)
+    matches!(e, Error::Write { output, source } if output == "stdout" && source.kind() == io::ErrorKind::BrokenPipe)
 }

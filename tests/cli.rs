@@ -186,6 +186,23 @@ fn closing_stdout_early_is_not_an_error() {
     assert!(err.is_empty(), "{err}");
 }
 
+/// A stdout that cannot take the report (a full disk: /dev/full) is exit 4, said once: at the end
+/// (a small report, still buffered) or in the middle (many files, the first runs' bytes failing
+/// while the rest wait), where nothing more is read.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_exit_4_said_once() {
+    let one = sample("captured/vllm-s2.stdout.txt");
+    let many: Vec<String> = std::iter::repeat_n(sample("captured/vllm-s4.stdout.txt"), 200).collect();
+    for args in [vec![one], many] {
+        let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+        let out = bin().args(["--format", "jsonl"]).args(&args).stdout(full).stderr(Stdio::piped()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{} inputs: {err}", args.len());
+        assert_eq!(err.lines().collect::<Vec<_>>(), ["bench-normalize: stdout: cannot write: No space left on device (os error 28)"], "{} inputs", args.len());
+    }
+}
+
 #[test]
 fn tee_copies_the_input_unchanged() {
     let log = std::fs::read(sample("captured/sglang-oai-s2.stdout.txt")).unwrap();
