@@ -43,31 +43,19 @@ fn split_row_noting(line: &str) -> Option<(RowText<'_>, bool)> {
         None => return None,
         _ => {}
     }
-    // Anything else (a colon at the start or without white space after it, other white space,
-    // a longer or non-ASCII label): byte by byte, then the general way, which decides the same.
-    let mut plain = true;
-    // A tab, or two spaces in a row: white space that label_key folds.
-    let mut folds = false;
-    let mut prev_space = false;
+    // Anything else (a label that starts otherwise or has other white space, a colon without
+    // white space after it, a longer or non-ASCII label): byte by byte, then the general way,
+    // which decides the same. (A label of label bytes alone, starting as one does, was answered
+    // above: its colon is the first byte that is no label byte.)
     for (i, &b) in bytes.iter().enumerate().take(LABEL_MAX + 1) {
         if b == b':' && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) {
-            // Label bytes only (no other white space), starting as a label does: a label.
-            if plain && (bytes[0].is_ascii_alphabetic() || matches!(bytes[0], b'#' | b'(')) {
-                return Some((RowText { label: &text[..=i], value: trim_start(&text[i + 1..]) }, !folds));
-            }
             return split_at(text, i).map(|row| (row, false));
         }
         if b >= 0x80 {
             break;
         }
-        let space = b == b' ';
-        folds |= b == b'\t' || (space && prev_space);
-        prev_space = space;
-        if !LABEL_BYTE[b as usize] {
-            if !b.is_ascii_whitespace() {
-                return None;
-            }
-            plain = false;
+        if !LABEL_BYTE[b as usize] && !b.is_ascii_whitespace() {
+            return None;
         }
     }
     split_row_general(text).map(|row| (row, false))
@@ -232,6 +220,8 @@ mod tests {
             ":".into(),
             "a:".into(),
             " (x): y ".into(),
+            "1 foo: 3".into(),
+            "-x: 1".into(),
         ] {
             lines.push(extra);
         }
