@@ -69,8 +69,8 @@ impl Literals {
 
 /// Several literal strings in one automaton, to find the first of any of them in a buffer.
 fn literal_automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
-    let uniq: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
-    aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(uniq).expect("a few short literals")
+    let nonempty: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
+    aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(nonempty).expect("a few short literals")
 }
 
 /// The longest run of literal text that every match of a pattern contains (`Serving Benchmark

@@ -279,11 +279,9 @@ fn the_json_report_written_run_by_run_is_the_whole_report() {
     let mut runs = Vec::new();
     for name in ["captured/vllm-s4.stdout.txt", "captured/sglang-oai-s2spec.stdout.txt", "peers/guidellm-s2.stdout.txt"] {
         let path = common::samples_dir().join(name);
-        if let Ok(mut r) = common::normalize_file(&path) {
-            runs.append(&mut r);
-        }
+        runs.append(&mut common::normalize_file(&path).unwrap_or_else(|e| panic!("{name}: {e}")));
     }
-    assert!(runs.len() >= 5, "{}", runs.len());
+    assert_eq!(runs.len(), 6);
     for pretty in [false, true] {
         for n in [0, 1, 2, runs.len()] {
             let mut streamed = Vec::new();
