@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release --example serialize_only -- RUNS.jsonl [REPS]
 //!
-//! Prints `runs`, `bytes` and `serialize_s` (the fastest of REPS passes, default 5) as
+//! Prints `runs`, `reps`, `bytes` and `serialize_s` (the fastest of REPS passes, default 5) as
 //! tab-separated lines, for bench/run.sh: no way of reading a log can produce that report in less
 //! CPU time than this. It fails (exit 1) unless the bytes written are the file's own bytes, so
 //! what is timed is the real report.
@@ -73,6 +73,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     println!("runs\t{}", runs.len());
+    println!("reps\t{reps}");
     println!("bytes\t{}", written.len());
     println!("serialize_s\t{best:.4}");
     ExitCode::SUCCESS
