@@ -82,9 +82,7 @@ impl JsonReport {
             }
             Ok(())
         } else {
-            let mut line = Vec::with_capacity(8 * 1024);
-            write_jsonl(&mut line, run)?;
-            self.compact(out, &line)
+            with_jsonl_line(run, |line| self.compact(out, line))
         }
     }
 
@@ -117,6 +115,11 @@ impl JsonReport {
 
 /// Write one run as one line of JSON.
 pub fn write_jsonl(out: &mut dyn Write, run: &Run) -> io::Result<()> {
+    with_jsonl_line(run, |line| out.write_all(line))
+}
+
+/// One run as one line of JSON (newline included), in a buffer kept per thread, handed to `use_line`.
+fn with_jsonl_line<T>(run: &Run, use_line: impl FnOnce(&[u8]) -> io::Result<T>) -> io::Result<T> {
     // Serialized into a buffer first: serde_json writes token by token, and through `dyn Write`
     // each token would be a call into the writer (a run is ~7 KB of JSON in hundreds of pieces).
     // One buffer, kept: a fresh 8 KB one per run cost more in malloc than it saved.
@@ -131,7 +134,7 @@ pub fn write_jsonl(out: &mut dyn Write, run: &Run) -> io::Result<()> {
         // serde_json's byte-at-a-time check was the largest single cost of `--format jsonl`.
         sonic_rs::to_writer(&mut *line, run).map_err(io::Error::other)?;
         line.push(b'\n');
-        let written = out.write_all(line);
+        let written = use_line(line);
         if line.capacity() > 1 << 20 {
             // Not kept for the rest of the input after one huge run.
             *line = Vec::new();
