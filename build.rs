@@ -12,7 +12,9 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    let mut out = String::from("/// `(file name, text)` of every built-in definition, in file-name order.\npub static BUILTIN_PARSERS: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// `(file name, text)` of every built-in definition, in file-name order.\npub static BUILTIN_PARSERS: &[(&str, &str)] = &[\n",
+    );
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
         let name = f.file_name().unwrap().to_string_lossy();

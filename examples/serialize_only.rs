@@ -69,7 +69,9 @@ fn main() -> ExitCode {
         write_jsonl(&mut written, run).expect("writing to memory");
     }
     if written != text {
-        eprintln!("serialize_only: the runs written again differ from {path}: not a --format jsonl output of this version");
+        eprintln!(
+            "serialize_only: the runs written again differ from {path}: not a --format jsonl output of this version"
+        );
         return ExitCode::FAILURE;
     }
     println!("runs\t{}", runs.len());

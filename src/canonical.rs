@@ -76,7 +76,10 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     } else if origin.format.is_text() {
         notes.push(Note {
             code: "variant-unknown".into(),
-            message: format!("the block matched no known variant of {}; rows were read by label", origin.definition.tool),
+            message: format!(
+                "the block matched no known variant of {}; rows were read by label",
+                origin.definition.tool
+            ),
             line: origin.first_line,
         });
     }
@@ -138,7 +141,14 @@ fn apply(run: &mut Run, a: &Assignment, notes: &mut Vec<Note>, from_context: boo
             let v = fig.as_f64().expect("numeric");
             let i = a.index.unwrap_or(0);
             if i >= MAX_LIST {
-                notes.push(Note { code: "value-unreadable".into(), message: format!("{}[{i}]: an index this large is not a position; the row is kept, the figure is absent", path()), line: Some(a.line) });
+                notes.push(Note {
+                    code: "value-unreadable".into(),
+                    message: format!(
+                        "{}[{i}]: an index this large is not a position; the row is kept, the figure is absent",
+                        path()
+                    ),
+                    line: Some(a.line),
+                });
                 return false;
             }
             let slot = g.slot(rel, full, || Figure::List(Vec::new()));
@@ -222,7 +232,13 @@ fn swap(run: &mut Run, a: &Target, b: &Target, notes: &mut Vec<Note>) {
     set(b, va);
     notes.push(Note {
         code: "corrected-swap".into(),
-        message: format!("{} and {} were printed under each other's label; swapped back ({} <-> {})", a.path(), b.path(), va, vb),
+        message: format!(
+            "{} and {} were printed under each other's label; swapped back ({} <-> {})",
+            a.path(),
+            b.path(),
+            va,
+            vb
+        ),
         line: None,
     });
 }
@@ -288,7 +304,13 @@ pub fn check_figure_types(run: &Run) -> Result<(), (String, String)> {
                 (Kind::Stat, Figure::Group(sub)) if sub.is_empty() => true,
                 (Kind::Stat, Figure::Group(sub)) => {
                     let keys: Vec<&str> = sub.iter().map(|(k, _)| k).collect();
-                    return Err((path, format!("expected statistics (mean, min, p50, p90, p99, max, std), got keys {}", keys.join(", "))));
+                    return Err((
+                        path,
+                        format!(
+                            "expected statistics (mean, min, p50, p90, p99, max, std), got keys {}",
+                            keys.join(", ")
+                        ),
+                    ));
                 }
                 _ => false,
             };

@@ -53,7 +53,8 @@ pub struct Literals {
 impl Literals {
     fn of(defs: &Definitions) -> Literals {
         let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
-        let context_labels: Vec<String> = text_defs.iter().flat_map(|d| &d.context).map(|spec| normalize_label(&spec.label)).collect();
+        let context_labels: Vec<String> =
+            text_defs.iter().flat_map(|d| &d.context).map(|spec| normalize_label(&spec.label)).collect();
         let mut banners: Vec<String> = Vec::new();
         let mut others: Vec<String> = Vec::new();
         for d in &text_defs {
@@ -63,14 +64,23 @@ impl Literals {
         }
         others.extend(context_labels.iter().map(|l| l.trim_end_matches(':').to_string()));
         others.extend(banners.iter().cloned());
-        Literals { any: literal_automaton(&others), banners: literal_automaton(&banners), banner: banners, context_labels }
+        Literals {
+            any: literal_automaton(&others),
+            banners: literal_automaton(&banners),
+            banner: banners,
+            context_labels,
+        }
     }
 }
 
 /// Several literal strings in one automaton, to find the first of any of them in a buffer.
 fn literal_automaton(patterns: &[String]) -> aho_corasick::AhoCorasick {
     let nonempty: Vec<&String> = patterns.iter().filter(|p| !p.is_empty()).collect();
-    aho_corasick::AhoCorasick::builder().match_kind(aho_corasick::MatchKind::LeftmostFirst).kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA)).build(nonempty).expect("a few short literals")
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+        .build(nonempty)
+        .expect("a few short literals")
 }
 
 /// The longest run of literal text that every match of a pattern contains (`Serving Benchmark
@@ -459,7 +469,9 @@ impl LabelPattern {
         };
         let middle = label.strip_prefix(&self.prefix)?.strip_suffix(&self.suffix)?;
         match hole {
-            Hole::Stat => Some(Captured { stat: Some(StatKey::parse(middle).filter(|_| !middle.is_empty())?), index: None }),
+            Hole::Stat => {
+                Some(Captured { stat: Some(StatKey::parse(middle).filter(|_| !middle.is_empty())?), index: None })
+            }
             Hole::Index => Some(Captured { stat: None, index: Some(middle.parse().ok()?) }),
             Hole::Text => Some(Captured::default()),
         }
@@ -574,7 +586,8 @@ impl Definition {
 
     /// Does any row spec read this label (in any section)? Used to tell tools apart.
     pub fn knows_label(&self, label: &str) -> bool {
-        self.label_index.contains_key(label) || self.templated.iter().any(|i| self.rows[*i].matches_label(label).is_some())
+        self.label_index.contains_key(label)
+            || self.templated.iter().any(|i| self.rows[*i].matches_label(label).is_some())
     }
 
     pub fn context_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
@@ -585,7 +598,8 @@ impl Definition {
     /// (a block pasted on one line): byte offsets.
     pub fn row_starts(&self, text: &str) -> Vec<usize> {
         let re = self.row_finder.get_or_init(|| {
-            let mut alts: Vec<String> = self.rows.iter().flat_map(|r| r.labels.iter().map(LabelPattern::to_regex)).collect();
+            let mut alts: Vec<String> =
+                self.rows.iter().flat_map(|r| r.labels.iter().map(LabelPattern::to_regex)).collect();
             // Longest first, so that `Total generated tokens (retokenized):` wins over its prefix.
             alts.sort_by_key(|a| std::cmp::Reverse(a.len()));
             alts.push(r"-{3,}[^-]*?-{3,}".into());
@@ -593,7 +607,9 @@ impl Definition {
             Regex::new(&format!("(?:^|\\s)(?:{})", alts.join("|"))).expect("labels are escaped")
         });
         // No capture groups: the DFA finds the matches; a match may begin with its white space.
-        re.find_iter(text).map(|m| if text[m.start()..].starts_with(char::is_whitespace) { m.start() + 1 } else { m.start() }).collect()
+        re.find_iter(text)
+            .map(|m| if text[m.start()..].starts_with(char::is_whitespace) { m.start() + 1 } else { m.start() })
+            .collect()
     }
 
     /// The spec of a JSON key (a dotted path).
@@ -619,7 +635,9 @@ impl Definitions {
             let mut list = Vec::new();
             for (name, text) in BUILTIN_PARSERS {
                 // A broken built-in definition is a bug caught by the test suite.
-                list.push(parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")));
+                list.push(
+                    parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")),
+                );
             }
             Definitions { list, literals: OnceLock::new() }
         })
@@ -909,10 +927,16 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         "report" => Format::Report,
         "result-csv" => Format::ResultCsv,
         other => {
-            return Err(err_at(raw.format.span().start, "format", format!("unknown format '{other}' (stdout, result-json, result-jsonl, result-csv, report)")));
+            return Err(err_at(
+                raw.format.span().start,
+                "format",
+                format!("unknown format '{other}' (stdout, result-json, result-jsonl, result-csv, report)"),
+            ));
         }
     };
-    if raw.id.get_ref().is_empty() || !raw.id.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.') {
+    if raw.id.get_ref().is_empty()
+        || !raw.id.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+    {
         return Err(err_at(raw.id.span().start, "id", "an id is made of letters, digits, '-' and '.'".into()));
     }
 
@@ -920,9 +944,19 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         None => None,
         Some(b) => {
             if b.end.is_none() && b.end_after_label.is_none() && b.table.is_none() {
-                return Err(err_at(b.banner.span().start, "block", "a block needs `end`, `end_after_label` or a [block.table]".into()));
+                return Err(err_at(
+                    b.banner.span().start,
+                    "block",
+                    "a block needs `end`, `end_after_label` or a [block.table]".into(),
+                ));
             }
-            let table = b.table.as_ref().map(|t| TableSpec { cells: t.cells, rows: t.rows, header_rows: t.header_rows, value_columns: t.value_columns.clone(), max_noise: t.max_noise.max(1) });
+            let table = b.table.as_ref().map(|t| TableSpec {
+                cells: t.cells,
+                rows: t.rows,
+                header_rows: t.header_rows,
+                value_columns: t.value_columns.clone(),
+                max_noise: t.max_noise.max(1),
+            });
             let section = b.section.as_ref().map(|s| spanned_regex(s, "block.section")).transpose()?;
             let end = b.end.as_ref().map(|s| spanned_regex(s, "block.end")).transpose()?;
             Some(BlockSpec {
@@ -948,7 +982,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
             .map(|r| {
                 let mut labels = Vec::new();
                 for l in std::iter::once(&r.label).chain(r.aliases.iter()) {
-                    labels.push(LabelPattern::parse(l.get_ref()).map_err(|m| err_at(l.span().start, &format!("{what}.label"), m))?);
+                    labels.push(
+                        LabelPattern::parse(l.get_ref())
+                            .map_err(|m| err_at(l.span().start, &format!("{what}.label"), m))?,
+                    );
                 }
                 let feeds = r.field.as_ref().map(|f| target(f, &format!("{what}.field"))).transpose()?;
                 if let Some(t) = &feeds {
@@ -964,17 +1001,36 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                         return Err(err_at(
                             f.span().start,
                             &format!("{what}.field"),
-                            format!("'{}' needs a label with {}", f.get_ref(), if wants == Some(Hole::Stat) { "{stat} (or a field ending in .mean, .p99, ...)" } else { "{index}" }),
+                            format!(
+                                "'{}' needs a label with {}",
+                                f.get_ref(),
+                                if wants == Some(Hole::Stat) {
+                                    "{stat} (or a field ending in .mean, .p99, ...)"
+                                } else {
+                                    "{index}"
+                                }
+                            ),
                         ));
                     }
                 }
                 let unit = match &r.unit {
                     None => None,
                     Some(u) => {
-                        let parsed = Unit::parse(u.get_ref()).ok_or_else(|| err_at(u.span().start, &format!("{what}.unit"), format!("unknown unit '{}'", u.get_ref())))?;
+                        let parsed = Unit::parse(u.get_ref()).ok_or_else(|| {
+                            err_at(u.span().start, &format!("{what}.unit"), format!("unknown unit '{}'", u.get_ref()))
+                        })?;
                         if let Some(t) = &feeds {
                             if parsed.factor_to(t.field.unit).is_none() {
-                                return Err(err_at(u.span().start, &format!("{what}.unit"), format!("cannot convert {} into {} for {}", parsed.as_str(), t.field.unit.as_str(), t.field.path)));
+                                return Err(err_at(
+                                    u.span().start,
+                                    &format!("{what}.unit"),
+                                    format!(
+                                        "cannot convert {} into {} for {}",
+                                        parsed.as_str(),
+                                        t.field.unit.as_str(),
+                                        t.field.path
+                                    ),
+                                ));
                             }
                         }
                         Some(parsed)
@@ -993,7 +1049,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                     suffix: r
                         .suffix
                         .as_ref()
-                        .map(|x| Regex::new(&format!("^(?:{})$", x.get_ref())).map_err(|e| err_at(x.span().start, &format!("{what}.suffix"), format!("bad regular expression: {e}"))))
+                        .map(|x| {
+                            Regex::new(&format!("^(?:{})$", x.get_ref())).map_err(|e| {
+                                err_at(
+                                    x.span().start,
+                                    &format!("{what}.suffix"),
+                                    format!("bad regular expression: {e}"),
+                                )
+                            })
+                        })
                         .transpose()?,
                     total: r.total_field.as_ref().map(|f| target(f, &format!("{what}.total_field"))).transpose()?,
                     required: false,
@@ -1032,7 +1096,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         let Some(a) = a else { return Ok(None) };
         let unit = match &a.unit {
             None => None,
-            Some(u) => Some(Unit::parse(u.get_ref()).ok_or_else(|| err_at(u.span().start, &format!("requests.{role}.unit"), format!("unknown unit '{}'", u.get_ref())))?),
+            Some(u) => Some(Unit::parse(u.get_ref()).ok_or_else(|| {
+                err_at(u.span().start, &format!("requests.{role}.unit"), format!("unknown unit '{}'", u.get_ref()))
+            })?),
         };
         Ok(Some(ArraySpec { key: a.key.clone(), unit }))
     };
@@ -1051,7 +1117,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         for l in v.context_has.iter().chain(v.context_lacks.iter()) {
             let norm = normalize_label(l.get_ref());
             if !context.iter().any(|c| c.matches_label(&norm).is_some()) {
-                return Err(err_at(l.span().start, "variant.context_has", format!("'{}' is not a [[context]] label, so it is never looked for", l.get_ref())));
+                return Err(err_at(
+                    l.span().start,
+                    "variant.context_has",
+                    format!("'{}' is not a [[context]] label, so it is never looked for", l.get_ref()),
+                ));
             }
         }
         let swap = v
@@ -1082,7 +1152,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
     for r in raw.semantics.itl_rule {
         for v in &r.variants {
             if !variants.iter().any(|x| &x.id == v.get_ref()) {
-                return Err(err_at(v.span().start, "semantics.itl_rule.variants", format!("no variant '{}' in this definition", v.get_ref())));
+                return Err(err_at(
+                    v.span().start,
+                    "semantics.itl_rule.variants",
+                    format!("no variant '{}' in this definition", v.get_ref()),
+                ));
             }
         }
         let when_present = match &r.when_present {
@@ -1102,7 +1176,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
     for t in &raw.trailer {
         for v in &t.variants {
             if !variants.iter().any(|x| &x.id == v.get_ref()) {
-                return Err(err_at(v.span().start, "trailer.variants", format!("no variant '{}' in this definition", v.get_ref())));
+                return Err(err_at(
+                    v.span().start,
+                    "trailer.variants",
+                    format!("no variant '{}' in this definition", v.get_ref()),
+                ));
             }
         }
         trailers.push(TrailerSpec {
@@ -1163,7 +1241,9 @@ fn resolve_target(path: &str) -> Result<Target, String> {
     }
     if let Some((head, last)) = path.rsplit_once('.') {
         if let (Some(field), Some(stat)) = (vocabulary::field(head), StatKey::parse(last)) {
-            if field.kind == Kind::Stat && last.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.') {
+            if field.kind == Kind::Stat
+                && last.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.')
+            {
                 return Ok(Target { field, stat: Some(stat) });
             }
         }
@@ -1171,7 +1251,9 @@ fn resolve_target(path: &str) -> Result<Target, String> {
     let near: Vec<&str> = vocabulary::FIELDS
         .iter()
         .map(|f| f.path)
-        .filter(|p| p.rsplit('.').next() == path.rsplit('.').next() || p.starts_with(path.split('.').next().unwrap_or("")))
+        .filter(|p| {
+            p.rsplit('.').next() == path.rsplit('.').next() || p.starts_with(path.split('.').next().unwrap_or(""))
+        })
         .take(6)
         .collect();
     Err(format!("'{path}' is not a canonical figure (e.g. {})", near.join(", ")))
@@ -1233,7 +1315,9 @@ mod tests {
     #[test]
     fn first_bytes_of_anchored_patterns() {
         let fb = |p: &str| FirstBytes::of(Some(&Regex::new(p).unwrap()));
-        assert!(fb("^=+$").may_match("=====") && !fb("^=+$").may_match("Mean TTFT (ms): 1") && !fb("^=+$").may_match(""));
+        assert!(
+            fb("^=+$").may_match("=====") && !fb("^=+$").may_match("Mean TTFT (ms): 1") && !fb("^=+$").may_match("")
+        );
         assert!(fb("^-{3,}(.*-{3,})?$").may_match("---x---") && !fb("^-{3,}(.*-{3,})?$").may_match("x---"));
         // Not anchored, or matching the empty text: no filter.
         assert!(fb("=+$").may_match("x") && fb("^x*$").may_match("") && fb("^x*$").may_match("y"));
@@ -1265,7 +1349,8 @@ mod tests {
         parse(text, "t.toml").unwrap_err().to_string()
     }
 
-    const HEAD: &str = "id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"d\"\n[block]\nbanner = 'X'\nend = '^=+$'\n";
+    const HEAD: &str =
+        "id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"d\"\n[block]\nbanner = 'X'\nend = '^=+$'\n";
 
     #[test]
     fn errors_name_file_line_and_field() {
@@ -1275,20 +1360,40 @@ mod tests {
         assert!(e.starts_with("t.toml:10:1: feild: unknown field `feild`"), "{e}");
         let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nfield = \"reported.ttft_ms\"\n"));
         assert!(e.contains("row.field: 'reported.ttft_ms' needs a label with {stat}"), "{e}");
-        let e = err("id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"d\"\n[block]\nbanner = '('\nend = '^=+$'\n");
+        let e = err(
+            "id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"d\"\n[block]\nbanner = '('\nend = '^=+$'\n",
+        );
         assert!(e.starts_with("t.toml:6:10: block.banner: bad regular expression"), "{e}");
         let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nunit = \"parsecs\"\nfield = \"totals.duration_s\"\n"));
         assert!(e.contains("row.unit: unknown unit 'parsecs'"), "{e}");
         let e = err(&format!("{HEAD}[block.table]\ncells = \"boxes\"\nrows = \"metrics\"\n"));
-        assert!(e.starts_with("t.toml:9:9: ") && e.contains("unknown variant `boxes`, expected one of `ruled`, `csv`, `aligned`"), "{e}");
+        assert!(
+            e.starts_with("t.toml:9:9: ")
+                && e.contains("unknown variant `boxes`, expected one of `ruled`, `csv`, `aligned`"),
+            "{e}"
+        );
     }
 
     #[test]
     fn fixed_statistics_and_units() {
-        let d = parse(&format!("{HEAD}[[row]]\nlabel = \"Average latency:\"\nfield = \"reported.e2e_ms.mean\"\nunit = \"s\"\n"), "t.toml").unwrap();
+        let d = parse(
+            &format!("{HEAD}[[row]]\nlabel = \"Average latency:\"\nfield = \"reported.e2e_ms.mean\"\nunit = \"s\"\n"),
+            "t.toml",
+        )
+        .unwrap();
         let t = d.rows[0].target.as_ref().unwrap();
         assert_eq!(t.path(), "reported.e2e_ms.mean");
-        for k in [StatKey::P(0.0), StatKey::P(50.0), StatKey::P(99.0), StatKey::P(99.9), StatKey::P(100.0), StatKey::P(123456.0), StatKey::Max, StatKey::Std, StatKey::Min] {
+        for k in [
+            StatKey::P(0.0),
+            StatKey::P(50.0),
+            StatKey::P(99.0),
+            StatKey::P(99.9),
+            StatKey::P(100.0),
+            StatKey::P(123456.0),
+            StatKey::Max,
+            StatKey::Std,
+            StatKey::Min,
+        ] {
             let t = Target { field: t.field, stat: Some(k) };
             assert_eq!(t.path(), format!("{}.{k}", t.field.path));
         }

@@ -6,7 +6,9 @@
 //! 3. the tool's own TPOT rows (computed per token by both tools);
 //! 4. nothing: `null`, with the reason.
 
-use crate::report::{ChunkStats, Derived, DerivedE2e, DerivedTpot, ItlPer, PerRequest, Requests, Run, StatKey, TpotMethod};
+use crate::report::{
+    ChunkStats, Derived, DerivedE2e, DerivedTpot, ItlPer, PerRequest, Requests, Run, StatKey, TpotMethod,
+};
 
 /// Figures of a run that the derivation reads, gathered once.
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,7 +64,10 @@ pub fn round(x: f64) -> f64 {
 }
 
 /// The powers of ten that an f64 holds exactly.
-const POW10: [f64; 23] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+    1e21, 1e22,
+];
 
 /// `format!("{x:.5e}").parse()` without the exact float formatter and the parser (round() runs
 /// for every derived figure): `|x|` is scaled by an exact power of ten so that its six significant
@@ -95,7 +100,8 @@ fn round6(x: f64) -> Option<f64> {
 /// A figure in a message or formula: as the tools print it (2 decimals, trailing zeros dropped),
 /// more significant digits below 1.
 pub fn show(x: f64) -> String {
-    let mut s = if x.abs() >= 1.0 { fixed2(x).unwrap_or_else(|| format!("{x:.2}")) } else { format!("{:.4}", round(x)) };
+    let mut s =
+        if x.abs() >= 1.0 { fixed2(x).unwrap_or_else(|| format!("{x:.2}")) } else { format!("{:.4}", round(x)) };
     if s.contains('.') {
         // Cut in place: no second string.
         let keep = s.trim_end_matches('0').trim_end_matches('.').len();
@@ -180,12 +186,20 @@ pub fn derive(run: &Run) -> Derived {
     match (i.output_tokens, i.duration_s) {
         (Some(n), Some(s)) if s > 0.0 => d.output_tok_per_s = Some(round(n / s)),
         (Some(_), Some(_)) => undefined(&mut d, "output_tok_per_s", "the duration is zero".into()),
-        _ => undefined(&mut d, "output_tok_per_s", missing(&[("total output tokens", i.output_tokens), ("duration", i.duration_s)])),
+        _ => undefined(
+            &mut d,
+            "output_tok_per_s",
+            missing(&[("total output tokens", i.output_tokens), ("duration", i.duration_s)]),
+        ),
     }
     match (i.successful, i.duration_s) {
         (Some(r), Some(s)) if s > 0.0 => d.request_per_s = Some(round(r / s)),
         (Some(_), Some(_)) => undefined(&mut d, "request_per_s", "the duration is zero".into()),
-        _ => undefined(&mut d, "request_per_s", missing(&[("successful requests", i.successful), ("duration", i.duration_s)])),
+        _ => undefined(
+            &mut d,
+            "request_per_s",
+            missing(&[("successful requests", i.successful), ("duration", i.duration_s)]),
+        ),
     }
     // Little's law, from the measured E2E only: an E2E rebuilt from the claimed TPOT would make
     // the capacity checks circular.
@@ -199,7 +213,11 @@ pub fn derive(run: &Run) -> Derived {
             }
         }
         _ => {
-            let why = missing(&[("successful requests", i.successful), ("mean E2E latency", i.e2e_mean), ("duration", i.duration_s)]);
+            let why = missing(&[
+                ("successful requests", i.successful),
+                ("mean E2E latency", i.e2e_mean),
+                ("duration", i.duration_s),
+            ]);
             undefined(&mut d, "mean_in_flight", why.clone());
             undefined(&mut d, "slot_utilization", why);
         }
@@ -210,7 +228,9 @@ pub fn derive(run: &Run) -> Derived {
     match (i.itl_mean, tpot, i.itl_per) {
         (Some(itl), Some(t), Some(ItlPer::Chunk)) if t > 0.0 && itl > 0.0 => d.tokens_per_chunk = Some(round(itl / t)),
         (None, _, Some(ItlPer::Chunk)) if per_request_chunks.is_some() => d.tokens_per_chunk = per_request_chunks,
-        (_, _, Some(ItlPer::Token)) => undefined(&mut d, "tokens_per_chunk", "this tool and backend time ITL per token, not per chunk".into()),
+        (_, _, Some(ItlPer::Token)) => {
+            undefined(&mut d, "tokens_per_chunk", "this tool and backend time ITL per token, not per chunk".into())
+        }
         (None, _, _) => undefined(&mut d, "tokens_per_chunk", "no mean ITL was printed".into()),
         _ => undefined(&mut d, "tokens_per_chunk", "needs a per-chunk ITL and a TPOT".into()),
     }
@@ -220,7 +240,12 @@ pub fn derive(run: &Run) -> Derived {
                 d.e2e_ms = Some(DerivedE2e {
                     mean: round(ttft + (n - 1.0) * t),
                     approximate: true,
-                    formula: format!("TTFT {} + ({} tokens/request - 1) x TPOT {} (no E2E latency was printed)", show(ttft), show(n), show(t)),
+                    formula: format!(
+                        "TTFT {} + ({} tokens/request - 1) x TPOT {} (no E2E latency was printed)",
+                        show(ttft),
+                        show(n),
+                        show(t)
+                    ),
                 });
             }
         }
@@ -282,7 +307,14 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
     } else {
         None
     };
-    let summary = PerRequest { requests: n, failed, single_token: single, e2e_source: e2e_source.into(), e2e_mean_ms: mean(&e2es).map(round), tokens_per_chunk };
+    let summary = PerRequest {
+        requests: n,
+        failed,
+        single_token: single,
+        e2e_source: e2e_source.into(),
+        e2e_mean_ms: mean(&e2es).map(round),
+        tokens_per_chunk,
+    };
     if tpots.is_empty() {
         return (None, summary);
     }
@@ -316,7 +348,10 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
     }
     if let (Some(e2e), Some(ttft), Some(n)) = (i.e2e_mean, i.ttft_mean, i.n_avg()) {
         if n <= 1.0 {
-            return null(format!("mean output length is {} token(s) per request: TPOT is undefined for one-token outputs", show(n)));
+            return null(format!(
+                "mean output length is {} token(s) per request: TPOT is undefined for one-token outputs",
+                show(n)
+            ));
         }
         let decode = e2e - ttft;
         if decode <= 0.0 {
@@ -393,7 +428,22 @@ mod tests {
 
     #[test]
     fn fixed2_is_the_formatter() {
-        let mut values = vec![1.0, -1.0, 1.005, 2.675, 1.125, 1.135, 99.995, 100.0, 12.8025, 6682.24, 140.14, 1e13 + 0.125, 3.9e13, -2.5];
+        let mut values = vec![
+            1.0,
+            -1.0,
+            1.005,
+            2.675,
+            1.125,
+            1.135,
+            99.995,
+            100.0,
+            12.8025,
+            6682.24,
+            140.14,
+            1e13 + 0.125,
+            3.9e13,
+            -2.5,
+        ];
         // Near every half hundredth of a range, and a spread of magnitudes (xorshift, fixed seed).
         for h in 100..20_000u64 {
             let t = (h as f64 + 0.5) / 100.0;
@@ -410,11 +460,31 @@ mod tests {
     #[test]
     fn round6_is_the_formatter_and_parser() {
         let slow = |x: f64| format!("{x:.5e}").parse::<f64>().unwrap();
-        let mut values = vec![1.0, -1.0, 0.1, 0.3, 1e-17, 9.99999e27, 123456.5, 1234565.0, 0.1234565, 999999.5, 9999995.0, 99999.95, 12.803131115459882];
+        let mut values = vec![
+            1.0,
+            -1.0,
+            0.1,
+            0.3,
+            1e-17,
+            9.99999e27,
+            123456.5,
+            1234565.0,
+            0.1234565,
+            999999.5,
+            9999995.0,
+            99999.95,
+            12.803131115459882,
+        ];
         // Next to every power of ten and every half of the sixth digit of a range of mantissas.
         for p in -17..=27 {
             let t = 10f64.powi(p);
-            values.extend([t, f64::from_bits(t.to_bits() + 1), f64::from_bits(t.to_bits() - 1), t * (1.0 - 1e-16), t * (1.0 + 1e-16)]);
+            values.extend([
+                t,
+                f64::from_bits(t.to_bits() + 1),
+                f64::from_bits(t.to_bits() - 1),
+                t * (1.0 - 1e-16),
+                t * (1.0 + 1e-16),
+            ]);
             for m in [100_000.5, 123_456.5, 999_999.5, 999_999.4999999] {
                 let t = m * 10f64.powi(p - 5);
                 values.extend([t, f64::from_bits(t.to_bits() + 1), f64::from_bits(t.to_bits() - 1)]);

@@ -126,7 +126,12 @@ impl<'d> KnownLabels<'d> {
         if let Some(mask) = self.cache.get(label) {
             return *mask;
         }
-        let mask = self.defs.iter().take(64).enumerate().fold(0u64, |m, (j, t)| if t.knows_label(label) { m | 1 << j } else { m });
+        let mask = self
+            .defs
+            .iter()
+            .take(64)
+            .enumerate()
+            .fold(0u64, |m, (j, t)| if t.knows_label(label) { m | 1 << j } else { m });
         if self.cache.len() < Self::MAX {
             self.cache.insert(label.to_string(), mask);
         }
@@ -232,14 +237,23 @@ impl<'d> Scanner<'d> {
         let literal = self.literals.any.find(hay).map(|m| m.start());
         let before = &hay[..literal.unwrap_or(hay.len())];
         // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
-        let opens_line = |i: usize| before[..i].iter().rev().take_while(|b| !matches!(b, b'\n' | b'\r')).all(|b| matches!(b, b' ' | b'\t' | 0x0c));
+        let opens_line = |i: usize| {
+            before[..i]
+                .iter()
+                .rev()
+                .take_while(|b| !matches!(b, b'\n' | b'\r'))
+                .all(|b| matches!(b, b' ' | b'\t' | 0x0c))
+        };
         memchr::memchr_iter(b'|', before).find(|&i| opens_line(i)).or(literal)
     }
 
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
     /// trailer, every line does; outside, only banners, context labels and table rows.
     pub fn wants(&self, raw: &[u8]) -> bool {
-        self.open.is_some() || self.held.is_some() || self.literals.any.is_match(raw) || raw.trim_ascii_start().first() == Some(&b'|')
+        self.open.is_some()
+            || self.held.is_some()
+            || self.literals.any.is_match(raw)
+            || raw.trim_ascii_start().first() == Some(&b'|')
     }
 
     /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
@@ -247,7 +261,13 @@ impl<'d> Scanner<'d> {
         let hit = self.banner_hits(&line.text);
         let text = &line.text;
         // (A table title or CSV header is never a flattened block.)
-        let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| c[0].block.as_ref().filter(|b| b.table.is_none()).and_then(|b| b.banner.find_at(text, *at)).is_some_and(|m| !text[m.end()..].trim().is_empty()));
+        let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| {
+            c[0].block
+                .as_ref()
+                .filter(|b| b.table.is_none())
+                .and_then(|b| b.banner.find_at(text, *at))
+                .is_some_and(|m| !text[m.end()..].trim().is_empty())
+        });
         let closing_with_rest = self.split_closing_rule(text).is_some();
         let long_in_block = self.open.as_ref().is_some_and(|o| o.grid.is_none()) && text.len() > 80;
         if !banner_with_rest && !closing_with_rest && !long_in_block && !has_escaped_newline(text) {
@@ -269,7 +289,9 @@ impl<'d> Scanner<'d> {
     pub fn finish(&mut self) {
         if let Some(open) = self.open.take() {
             let end = match open.grid {
-                Some(d) if d.block.as_ref().is_some_and(|b| b.end.is_none()) => BlockEnd::AfterTables(open.last_row_line),
+                Some(d) if d.block.as_ref().is_some_and(|b| b.end.is_none()) => {
+                    BlockEnd::AfterTables(open.last_row_line)
+                }
                 _ if open.table => BlockEnd::Table(open.last_row_line),
                 _ => BlockEnd::EndOfInput,
             };
@@ -296,7 +318,11 @@ impl<'d> Scanner<'d> {
                 return true;
             }
             // Plain rules inside the trailer separate its groups; its rows stay in its section.
-            let text = if trimmed.chars().all(|c| c == '-') && !trimmed.is_empty() { format!("--- {} ---", h.trailer.section) } else { line.text.clone() };
+            let text = if trimmed.chars().all(|c| c == '-') && !trimmed.is_empty() {
+                format!("--- {} ---", h.trailer.section)
+            } else {
+                line.text.clone()
+            };
             h.block.rows.push(self.known.see(&text));
             h.block.body.push(Line { number: line.number, text, truncated: line.truncated });
             h.block.last_line = line.number;
@@ -327,7 +353,10 @@ impl<'d> Scanner<'d> {
         if has_escaped_newline(&pieces[0].text) && relevant(&pieces[0].text) {
             let l = pieces.remove(0);
             let unescaped = l.text.replace("\\r\\n", "\\n").replace("\\t", "\t").replace("\\\"", "\"");
-            pieces = unescaped.split("\\n").map(|t| Line { number: l.number, text: t.to_string(), truncated: l.truncated }).collect();
+            pieces = unescaped
+                .split("\\n")
+                .map(|t| Line { number: l.number, text: t.to_string(), truncated: l.truncated })
+                .collect();
         }
         let mut out = Vec::with_capacity(pieces.len());
         for piece in pieces {
@@ -340,7 +369,9 @@ impl<'d> Scanner<'d> {
                 }
             };
             // A banner with text after it, or a long line with more than one known label.
-            let banner_end = self.banner_hits(&piece.text).and_then(|(c, at)| c[0].block.as_ref()?.banner.find_at(&piece.text, at).map(|m| m.end()));
+            let banner_end = self
+                .banner_hits(&piece.text)
+                .and_then(|(c, at)| c[0].block.as_ref()?.banner.find_at(&piece.text, at).map(|m| m.end()));
             let rest_from = match banner_end {
                 Some(end) if !piece.text[end..].trim().is_empty() => Some(end),
                 Some(_) => None,
@@ -351,7 +382,8 @@ impl<'d> Scanner<'d> {
                 out.push(piece);
                 continue;
             };
-            let cuts: Vec<usize> = defs.iter().flat_map(|d| d.row_starts(&piece.text[from..])).map(|c| c + from).collect();
+            let cuts: Vec<usize> =
+                defs.iter().flat_map(|d| d.row_starts(&piece.text[from..])).map(|c| c + from).collect();
             let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| *c >= from).collect();
             cuts.sort_unstable();
             cuts.dedup();
@@ -377,7 +409,10 @@ impl<'d> Scanner<'d> {
         }
         out.into_iter()
             .flat_map(|p| match self.split_closing_rule(&p.text) {
-                Some((rule, rest)) => vec![Line { number: p.number, text: rule.to_string(), truncated: p.truncated }, Line { number: p.number, text: rest.to_string(), truncated: p.truncated }],
+                Some((rule, rest)) => vec![
+                    Line { number: p.number, text: rule.to_string(), truncated: p.truncated },
+                    Line { number: p.number, text: rest.to_string(), truncated: p.truncated },
+                ],
                 None => vec![p],
             })
             .collect()
@@ -416,7 +451,11 @@ impl<'d> Scanner<'d> {
             if let Some((label, value)) = table_row(&line.text) {
                 let open = self.open.as_mut().expect("open");
                 if !label.is_empty() {
-                    open.body.push(Line { number: line.number, text: format!("{label}: {value}"), truncated: line.truncated });
+                    open.body.push(Line {
+                        number: line.number,
+                        text: format!("{label}: {value}"),
+                        truncated: line.truncated,
+                    });
                     open.last_row_line = line.number;
                 }
                 return;
@@ -437,7 +476,11 @@ impl<'d> Scanner<'d> {
             }
             let text = strip_prefix(&line.text, &open.prefix);
             let trimmed = text.trim_ascii();
-            if open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed)))) {
+            if open.candidates.iter().any(|d| {
+                d.block.as_ref().is_some_and(|b| {
+                    b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed))
+                })
+            }) {
                 let number = line.number;
                 let mut done = self.open.take().expect("open");
                 done.last_row_line = number;
@@ -450,11 +493,21 @@ impl<'d> Scanner<'d> {
             let seen = self.known.see(text);
             // (A candidate past the mask's 64 definitions is asked itself.)
             let (bits, all_have_bits) = open.candidate_bits;
-            let is_row = seen.as_ref().is_some_and(|s| s.known & bits != 0 || !all_have_bits && open.candidates.iter().any(|d| self.known.knows_in(s.known, d, &s.label)));
-            let is_section = open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))));
+            let is_row = seen.as_ref().is_some_and(|s| {
+                s.known & bits != 0
+                    || !all_have_bits && open.candidates.iter().any(|d| self.known.knows_in(s.known, d, &s.label))
+            });
+            let is_section = open.candidates.iter().any(|d| {
+                d.block.as_ref().is_some_and(|b| {
+                    b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
+                })
+            });
             let ends_after = is_row
                 && open.candidates.iter().any(|d| {
-                    d.block.as_ref().and_then(|b| b.end_after_label.as_ref()).is_some_and(|l| seen.as_ref().is_some_and(|s| *l == s.label))
+                    d.block
+                        .as_ref()
+                        .and_then(|b| b.end_after_label.as_ref())
+                        .is_some_and(|l| seen.as_ref().is_some_and(|s| *l == s.label))
                 });
             if is_row || is_section {
                 open.noise_run = 0;
@@ -490,7 +543,8 @@ impl<'d> Scanner<'d> {
         }
         if let Some((label, value)) = table_row(&line.text) {
             let key = format!("{label}:");
-            let candidates: Vec<&'d Definition> = self.text_defs.iter().copied().filter(|d| d.knows_label(&normalize_label(&key))).collect();
+            let candidates: Vec<&'d Definition> =
+                self.text_defs.iter().copied().filter(|d| d.knows_label(&normalize_label(&key))).collect();
             if !candidates.is_empty() {
                 let number = line.number;
                 self.open = Some(Open {
@@ -524,7 +578,9 @@ impl<'d> Scanner<'d> {
         let text = strip_prefix(&line.text, &open.prefix).to_string();
         let trimmed = text.trim();
         // Another format's banner ends the tables; a banner of theirs (a table title) does not.
-        if let Some((candidates, at)) = banner_hits.filter(|(c, _)| !c.iter().any(|d| open.candidates.iter().any(|o| o.id == d.id))) {
+        if let Some((candidates, at)) =
+            banner_hits.filter(|(c, _)| !c.iter().any(|d| open.candidates.iter().any(|o| o.id == d.id)))
+        {
             let number = line.number;
             let done = self.open.take().expect("open");
             let last = done.last_row_line;
@@ -602,7 +658,8 @@ impl<'d> Scanner<'d> {
         if let Some(row) = split_row(&line.text) {
             let label = normalize_label(row.label);
             if self.literals.context_labels.contains(&label) {
-                self.context.insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
+                self.context
+                    .insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
             }
         }
     }
@@ -611,7 +668,8 @@ impl<'d> Scanner<'d> {
         // Indentation or quoting before the banner (`  `, `> `) is removed from every block line;
         // anything else before it (a pasted code fence) is not repeated on later lines.
         let before = &line.text[..at];
-        let prefix = if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
+        let prefix =
+            if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
         let grid = candidates.iter().copied().find(|d| d.block.as_ref().is_some_and(|b| b.table.is_some()));
         // Room for a usual block's lines (about 40), so that it is not regrown line by line.
@@ -622,7 +680,11 @@ impl<'d> Scanner<'d> {
             seen.push(self.known.see(&line.text[at..]));
         }
         let number = line.number;
-        let candidates: Vec<&'d Definition> = if grid.is_some() { candidates.into_iter().filter(|d| d.block.as_ref().is_some_and(|b| b.table.is_some())).collect() } else { candidates };
+        let candidates: Vec<&'d Definition> = if grid.is_some() {
+            candidates.into_iter().filter(|d| d.block.as_ref().is_some_and(|b| b.table.is_some())).collect()
+        } else {
+            candidates
+        };
         self.open = Some(Open {
             table: false,
             grid,
@@ -645,11 +707,17 @@ impl<'d> Scanner<'d> {
             // A table block: its cells become rows, in one run or (one run per table row) several.
             // Of the table formats whose banner matched, the one that knows the most of its rows.
             let lines = std::mem::take(&mut open.body);
-            let read = |d: &'d Definition| table::bodies(d, d.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition"), &lines);
+            let read = |d: &'d Definition| {
+                table::bodies(d, d.block.as_ref().and_then(|b| b.table.as_ref()).expect("a table definition"), &lines)
+            };
             let mut best: Option<(&'d Definition, Vec<table::Body>, usize)> = None;
             for d in open.candidates.iter().copied() {
                 let bodies = read(d);
-                let n = bodies.iter().flat_map(|b| &b.lines).filter(|l| self.known.see(&l.text).is_some_and(|r| self.known.knows_in(r.known, d, &r.label))).count();
+                let n = bodies
+                    .iter()
+                    .flat_map(|b| &b.lines)
+                    .filter(|l| self.known.see(&l.text).is_some_and(|r| self.known.knows_in(r.known, d, &r.label)))
+                    .count();
                 if best.as_ref().is_none_or(|(_, _, m)| n > *m) {
                     best = Some((d, bodies, n));
                 }
@@ -661,7 +729,19 @@ impl<'d> Scanner<'d> {
                     BlockEnd::AfterTables(_) | BlockEnd::EndOfInput => b.last_line.unwrap_or(open.last_row_line),
                     _ => open.last_row_line,
                 };
-                let one = Open { body: b.lines, seen: Vec::new(), notes: b.notes, last_row_line, context: open.context.clone(), banner: open.banner.clone(), prefix: open.prefix.clone(), candidates: vec![def], candidate_bits: self.known.bits_of(&[def]), grid: None, ..open };
+                let one = Open {
+                    body: b.lines,
+                    seen: Vec::new(),
+                    notes: b.notes,
+                    last_row_line,
+                    context: open.context.clone(),
+                    banner: open.banner.clone(),
+                    prefix: open.prefix.clone(),
+                    candidates: vec![def],
+                    candidate_bits: self.known.bits_of(&[def]),
+                    grid: None,
+                    ..open
+                };
                 self.finish_block(one, end);
             }
             return;
@@ -727,12 +807,18 @@ impl<'d> Scanner<'d> {
             // A banner with no row any definition knows: some other program's output.
             return None;
         }
-        let ambiguous_with: Vec<&str> = scored.iter().filter(|(d, s)| d.id != best.0.id && *s == best.1).map(|(d, _)| d.id.as_str()).collect();
+        let ambiguous_with: Vec<&str> =
+            scored.iter().filter(|(d, s)| d.id != best.0.id && *s == best.1).map(|(d, _)| d.id.as_str()).collect();
         let definition = best.0;
-        let context: Vec<ContextLine> = open.context.into_values().filter(|c| definition.context_spec(&c.label).is_some()).collect();
+        let context: Vec<ContextLine> =
+            open.context.into_values().filter(|c| definition.context_spec(&c.label).is_some()).collect();
         let context_labels: Vec<String> = context.iter().map(|c| c.label.clone()).collect();
         let banner_text = strip_prefix(&open.banner.text, &open.prefix).trim();
-        let banner_width = definition.block.as_ref().and_then(|b| b.banner.find(banner_text)).map_or(0, |m| m.as_str().chars().count());
+        let banner_width = definition
+            .block
+            .as_ref()
+            .and_then(|b| b.banner.find(banner_text))
+            .map_or(0, |m| m.as_str().chars().count());
         let evidence = Evidence { labels: &labels, sections: &sections, banner_width, context_labels: &context_labels };
         let variant = definition.variants.iter().find(|v| v.matches(&evidence));
         let mut context = context;
@@ -824,7 +910,11 @@ pub enum DocKind<'d> {
     /// `{"source"?, "totals", "reported", ..}`: one canonical run.
     CanonicalRun,
     /// A format of a definition (result file, dstack report).
-    Format { definition: &'d Definition, variant: Option<&'d Variant>, ambiguous_with: Vec<&'d str> },
+    Format {
+        definition: &'d Definition,
+        variant: Option<&'d Variant>,
+        ambiguous_with: Vec<&'d str>,
+    },
     Unknown,
 }
 
@@ -860,7 +950,8 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
         .filter(|d| d.is_json())
         .filter(|d| {
             let det = d.detect.as_ref().expect("a JSON format has [detect]");
-            det.keys_all.iter().all(|k| keys.contains(k)) && (det.keys_any.is_empty() || det.keys_any.iter().any(|k| keys.contains(k)))
+            det.keys_all.iter().all(|k| keys.contains(k))
+                && (det.keys_any.is_empty() || det.keys_any.iter().any(|k| keys.contains(k)))
         })
         .collect();
     if json_defs.is_empty() {
@@ -869,7 +960,8 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
     }
     let score = |d: &Definition| {
         let known: Vec<&String> = keys.iter().filter(|k| d.key_spec(k).is_some()).collect();
-        let unique = known.iter().filter(|k| !json_defs.iter().any(|o| o.id != d.id && o.key_spec(k).is_some())).count();
+        let unique =
+            known.iter().filter(|k| !json_defs.iter().any(|o| o.id != d.id && o.key_spec(k).is_some())).count();
         (unique, known.len())
     };
     let scored: Vec<(&Definition, (usize, usize))> = json_defs.iter().map(|d| (*d, score(d))).collect();
@@ -880,7 +972,8 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
             _ => Some((*d, *s)),
         })
         .expect("not empty");
-    let ambiguous_with = scored.iter().filter(|(d, s)| d.id != definition.id && *s == best).map(|(d, _)| d.id.as_str()).collect();
+    let ambiguous_with =
+        scored.iter().filter(|(d, s)| d.id != definition.id && *s == best).map(|(d, _)| d.id.as_str()).collect();
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     let evidence = Evidence { labels: &keys, sections: &[], banner_width: 0, context_labels: &[] };
     let variant = definition.variants.iter().find(|v| v.matches(&evidence));
@@ -893,7 +986,16 @@ mod tests {
 
     #[test]
     fn strip_around_is_trim_matches() {
-        for (text, strip) in [("---Time to First Token---", "-"), ("------", "-"), ("", "-"), ("-a-", ""), ("ℹ Summary Info ", "ℹ "), ("-é-x-é-", "-"), ("=-= x =-=", "=-"), ("x", "-")] {
+        for (text, strip) in [
+            ("---Time to First Token---", "-"),
+            ("------", "-"),
+            ("", "-"),
+            ("-a-", ""),
+            ("ℹ Summary Info ", "ℹ "),
+            ("-é-x-é-", "-"),
+            ("=-= x =-=", "=-"),
+            ("x", "-"),
+        ] {
             assert_eq!(strip_around(text, strip), text.trim_matches(|c| strip.contains(c)), "{text:?} {strip:?}");
         }
     }

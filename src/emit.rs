@@ -59,11 +59,16 @@ pub struct JsonReport {
 
 impl JsonReport {
     pub fn new(pretty: bool) -> JsonReport {
-        let empty = if pretty { serde_json::to_string_pretty(&Report::new(Vec::new())) } else { serde_json::to_string(&Report::new(Vec::new())) }
-            .expect("a report serializes");
+        let empty = if pretty {
+            serde_json::to_string_pretty(&Report::new(Vec::new()))
+        } else {
+            serde_json::to_string(&Report::new(Vec::new()))
+        }
+        .expect("a report serializes");
         let at = empty.rfind("[]").expect("an empty runs list");
         let (head, tail) = (empty[..at + 1].to_string(), &empty[at + 1..]);
-        let key_indent: String = head[head.rfind('\n').map_or(0, |i| i + 1)..].chars().take_while(|c| *c == ' ').collect();
+        let key_indent: String =
+            head[head.rfind('\n').map_or(0, |i| i + 1)..].chars().take_while(|c| *c == ' ').collect();
         let tail = if pretty { format!("\n{key_indent}{tail}\n") } else { format!("{tail}\n") };
         JsonReport { pretty, runs: 0, head, tail, indent: format!("{key_indent}  ") }
     }
@@ -152,7 +157,11 @@ fn stat(run: &Run, name: &str, key: StatKey) -> Option<f64> {
 }
 
 fn failed_ids(run: &Run) -> Vec<&str> {
-    run.checks.iter().filter(|c| c.status == Status::Fail && c.severity != Severity::Info).map(|c| c.id.as_str()).collect()
+    run.checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && c.severity != Severity::Info)
+        .map(|c| c.id.as_str())
+        .collect()
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -297,12 +306,19 @@ pub fn dstack_metrics(run: &Run) -> (Value, Vec<String>) {
     // a mean derived from E2E comes without them.
     let tool = |k| stat(run, "tpot_ms", k);
     let (p50, p99) = match d.tpot_ms.method {
-        Some(TpotMethod::PerRequest) | Some(TpotMethod::ToolTpot) | Some(TpotMethod::Claimed) => (d.tpot_ms.p50, d.tpot_ms.p99),
+        Some(TpotMethod::PerRequest) | Some(TpotMethod::ToolTpot) | Some(TpotMethod::Claimed) => {
+            (d.tpot_ms.p50, d.tpot_ms.p99)
+        }
         _ if d.tpot_ms.mean.is_some() => (tool(StatKey::P(50.0)), tool(StatKey::P(99.0))),
         _ => (None, None),
     };
     let tpot = trio("tpot_ms", d.tpot_ms.mean, p50, p99);
-    let ttft = trio("ttft_ms", mean(run, "ttft_ms"), stat(run, "ttft_ms", StatKey::P(50.0)), stat(run, "ttft_ms", StatKey::P(99.0)));
+    let ttft = trio(
+        "ttft_ms",
+        mean(run, "ttft_ms"),
+        stat(run, "ttft_ms", StatKey::P(50.0)),
+        stat(run, "ttft_ms", StatKey::P(99.0)),
+    );
     let e2e_mean = mean(run, "e2e_ms").or(d.per_request.as_ref().and_then(|p| p.e2e_mean_ms));
     let e2e = trio("e2e_ms", e2e_mean, stat(run, "e2e_ms", StatKey::P(50.0)), stat(run, "e2e_ms", StatKey::P(99.0)));
     let count = |name: &str, path: &str, warnings: &mut Vec<String>| {
@@ -328,7 +344,11 @@ pub fn dstack_metrics(run: &Run) -> (Value, Vec<String>) {
         "tpot_ms": tpot,
         "e2e_ms": e2e,
     });
-    for (k, v) in [("duration_seconds", &metrics["duration_seconds"]), ("output_tok_per_s", &metrics["output_tok_per_s"]), ("per_user_tok_per_s", &metrics["per_user_tok_per_s"])] {
+    for (k, v) in [
+        ("duration_seconds", &metrics["duration_seconds"]),
+        ("output_tok_per_s", &metrics["output_tok_per_s"]),
+        ("per_user_tok_per_s", &metrics["per_user_tok_per_s"]),
+    ] {
         if v.is_null() {
             warnings.push(format!("{k} is null: the run does not give it"));
         }
@@ -352,30 +372,56 @@ pub fn table(runs: &[Run], color: bool) -> String {
     }
     let mut header = vec![Cell::new("")];
     for r in runs {
-        header.push(Cell::new(format!("{} #{}", short_input(&r.source.input), r.source.block)).add_attribute(Attribute::Bold));
+        header.push(
+            Cell::new(format!("{} #{}", short_input(&r.source.input), r.source.block)).add_attribute(Attribute::Bold),
+        );
     }
     t.set_header(header);
     let opt = |x: Option<f64>| x.map(show).unwrap_or_else(|| "-".into());
     type Getter = Box<dyn Fn(&Run) -> String>;
     let mut rows: Vec<(&str, Getter)> = vec![
         ("TPOT, derived (ms)", Box::new(move |r: &Run| opt(r.derived.tpot_ms.mean))),
-        ("  method", Box::new(|r: &Run| r.derived.tpot_ms.method.map(|m| m.as_str().to_string()).unwrap_or_else(|| "-".into()))),
+        (
+            "  method",
+            Box::new(|r: &Run| r.derived.tpot_ms.method.map(|m| m.as_str().to_string()).unwrap_or_else(|| "-".into())),
+        ),
         ("Per-user decode rate (tok/s)", Box::new(move |r: &Run| opt(r.derived.per_user_decode_tok_per_s))),
         ("Output throughput (tok/s)", Box::new(move |r: &Run| opt(r.derived.output_tok_per_s))),
-        ("Tool", Box::new(|r: &Run| format!("{} {}", r.source.tool, r.source.variant.clone().unwrap_or_default()).trim().to_string())),
+        (
+            "Tool",
+            Box::new(|r: &Run| {
+                format!("{} {}", r.source.tool, r.source.variant.clone().unwrap_or_default()).trim().to_string()
+            }),
+        ),
         ("Backend", Box::new(|r: &Run| r.workload.text("backend").unwrap_or("-").to_string())),
-        ("Requests ok / failed", Box::new(move |r: &Run| format!("{} / {}", opt(r.totals.number("successful_requests")), opt(r.totals.number("failed_requests"))))),
+        (
+            "Requests ok / failed",
+            Box::new(move |r: &Run| {
+                format!("{} / {}", opt(r.totals.number("successful_requests")), opt(r.totals.number("failed_requests")))
+            }),
+        ),
         ("Max concurrency", Box::new(move |r: &Run| opt(r.workload.number("max_concurrency")))),
         ("Duration (s)", Box::new(move |r: &Run| opt(r.totals.number("duration_s")))),
         ("Output tokens", Box::new(move |r: &Run| opt(r.totals.number("output_tokens")))),
-        ("TTFT mean / p99 (ms)", Box::new(move |r: &Run| format!("{} / {}", opt(mean(r, "ttft_ms")), opt(stat(r, "ttft_ms", StatKey::P(99.0)))))),
-        ("E2E mean (ms)", Box::new(move |r: &Run| opt(mean(r, "e2e_ms").or(r.derived.e2e_ms.as_ref().map(|e| e.mean))))),
+        (
+            "TTFT mean / p99 (ms)",
+            Box::new(move |r: &Run| {
+                format!("{} / {}", opt(mean(r, "ttft_ms")), opt(stat(r, "ttft_ms", StatKey::P(99.0))))
+            }),
+        ),
+        (
+            "E2E mean (ms)",
+            Box::new(move |r: &Run| opt(mean(r, "e2e_ms").or(r.derived.e2e_ms.as_ref().map(|e| e.mean)))),
+        ),
         ("TPOT printed by the tool (ms)", Box::new(move |r: &Run| opt(mean(r, "tpot_ms")))),
-        ("ITL printed by the tool (ms)", Box::new(move |r: &Run| match (mean(r, "itl_ms"), r.source.semantics.itl) {
-            (Some(v), Some(ItlPer::Chunk)) => format!("{} per chunk", show(v)),
-            (Some(v), Some(ItlPer::Token)) => format!("{} per token", show(v)),
-            (v, _) => opt(v),
-        })),
+        (
+            "ITL printed by the tool (ms)",
+            Box::new(move |r: &Run| match (mean(r, "itl_ms"), r.source.semantics.itl) {
+                (Some(v), Some(ItlPer::Chunk)) => format!("{} per chunk", show(v)),
+                (Some(v), Some(ItlPer::Token)) => format!("{} per token", show(v)),
+                (v, _) => opt(v),
+            }),
+        ),
         ("Tokens per chunk", Box::new(move |r: &Run| opt(r.derived.tokens_per_chunk))),
         ("Accept length", Box::new(move |r: &Run| opt(r.reported.number("accept_length")))),
         ("Slot utilization", Box::new(move |r: &Run| opt(r.derived.slot_utilization))),
@@ -422,7 +468,9 @@ fn short_input(input: &str) -> &str {
 fn source_rows(run: &Run, field_prefix: &str) -> Vec<String> {
     run.rows
         .iter()
-        .filter(|r: &&Row| r.field.as_deref().is_some_and(|f| f == field_prefix || f.starts_with(&format!("{field_prefix}."))))
+        .filter(|r: &&Row| {
+            r.field.as_deref().is_some_and(|f| f == field_prefix || f.starts_with(&format!("{field_prefix}.")))
+        })
         .map(|r| format!("line {} \"{}: {}\"", r.line, r.label, r.value.as_deref().unwrap_or("")))
         .collect()
 }
@@ -437,7 +485,14 @@ pub fn explain(run: &Run) -> String {
         (Some(a), None) => format!(", line {a}"),
         _ => String::new(),
     };
-    o += &format!("Run {} of {}: {} ({}, variant {}){lines}\n", s.block, s.input, s.tool, s.parser, s.variant.as_deref().unwrap_or("unknown"));
+    o += &format!(
+        "Run {} of {}: {} ({}, variant {}){lines}\n",
+        s.block,
+        s.input,
+        s.tool,
+        s.parser,
+        s.variant.as_deref().unwrap_or("unknown")
+    );
     let t = &run.derived.tpot_ms;
     match (t.mean, t.method) {
         (Some(m), Some(method)) => {
@@ -446,7 +501,12 @@ pub fn explain(run: &Run) -> String {
                 o += &format!("    = {f}\n");
             }
             let inputs: &[&str] = match method {
-                TpotMethod::E2eTtftTokens => &["reported.e2e_ms.mean", "reported.ttft_ms.mean", "totals.output_tokens", "totals.successful_requests"],
+                TpotMethod::E2eTtftTokens => &[
+                    "reported.e2e_ms.mean",
+                    "reported.ttft_ms.mean",
+                    "totals.output_tokens",
+                    "totals.successful_requests",
+                ],
                 TpotMethod::ToolTpot | TpotMethod::Claimed => &["reported.tpot_ms"],
                 TpotMethod::PerRequest => &[],
             };
@@ -456,7 +516,10 @@ pub fn explain(run: &Run) -> String {
                 }
             }
             if let Some(p) = &run.derived.per_request {
-                o += &format!("    over {} requests in the file ({} failed, {} with one token), E2E from {}\n", p.requests, p.failed, p.single_token, p.e2e_source);
+                o += &format!(
+                    "    over {} requests in the file ({} failed, {} with one token), E2E from {}\n",
+                    p.requests, p.failed, p.single_token, p.e2e_source
+                );
             }
         }
         _ => o += &format!("  TPOT unknown: {}\n", t.reason.as_deref().unwrap_or("no method applies")),
@@ -465,7 +528,12 @@ pub fn explain(run: &Run) -> String {
         o += &format!("  per-user decode rate {} tok/s = 1000 / {}\n", show(rate), show(m));
     }
     if let (Some(n), Some(dur)) = (run.totals.number("output_tokens"), run.totals.number("duration_s")) {
-        o += &format!("  output throughput {} tok/s = {} tokens / {} s\n", run.derived.output_tok_per_s.map(show).unwrap_or_default(), show(n), show(dur));
+        o += &format!(
+            "  output throughput {} tok/s = {} tokens / {} s\n",
+            run.derived.output_tok_per_s.map(show).unwrap_or_default(),
+            show(n),
+            show(dur)
+        );
     }
     if let Some(itl) = mean(run, "itl_ms") {
         let how = match run.source.semantics.itl {

@@ -64,18 +64,28 @@ pub fn extract(block: &Block) -> Extracted {
         .enumerate()
         .map(|(i, l)| match block.rows.get(i) {
             Some(None) => None,
-            Some(Some(r)) => l.text.get(r.value.clone()).map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value)).or_else(|| split_row_key(&l.text)),
+            Some(Some(r)) => l
+                .text
+                .get(r.value.clone())
+                .map(|value| (std::borrow::Cow::Borrowed(r.label.as_str()), value))
+                .or_else(|| split_row_key(&l.text)),
             None => split_row_key(&l.text),
         })
         .collect();
-    let has_sections = block.body.iter().zip(&rows).any(|(l, r)| r.is_none() && section_name(def, crate::lex::trim(&l.text)).is_some_and(|n| !n.is_empty()));
+    let has_sections = block
+        .body
+        .iter()
+        .zip(&rows)
+        .any(|(l, r)| r.is_none() && section_name(def, crate::lex::trim(&l.text)).is_some_and(|n| !n.is_empty()));
     out.sectionless = !has_sections;
     if !has_sections && rows.iter().filter(|r| r.is_some()).count() > 3 {
         let known_sections = def.rows.iter().any(|r| r.sections.is_some());
         if known_sections {
             out.notes.push(Note {
                 code: "no-section-headers".into(),
-                message: "the block has no section headers (abridged or reformatted paste); rows were matched by label alone".into(),
+                message:
+                    "the block has no section headers (abridged or reformatted paste); rows were matched by label alone"
+                        .into(),
                 line: Some(block.banner.number),
             });
         }
@@ -86,7 +96,8 @@ pub fn extract(block: &Block) -> Extracted {
     // no copy of either per row.
     let mut section_names: Vec<String> = Vec::new();
     let mut section_id: Option<usize> = None;
-    let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> = HashMap::with_capacity_and_hasher(rows.len(), Default::default());
+    let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> =
+        HashMap::with_capacity_and_hasher(rows.len(), Default::default());
     for (line, row) in block.body.iter().zip(rows) {
         let trimmed = crate::lex::trim(&line.text);
         if trimmed.is_empty() {
@@ -139,7 +150,14 @@ pub fn extract(block: &Block) -> Extracted {
 }
 
 /// Read a row's value into an assignment; returns the figure path the row fed.
-fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str, line: usize, from_context: bool) -> Option<String> {
+fn read_into(
+    out: &mut Extracted,
+    spec: &RowSpec,
+    captured: Captured,
+    text: &str,
+    line: usize,
+    from_context: bool,
+) -> Option<String> {
     let target = spec.target_for(&captured)?;
     let kind = match target.stat {
         Some(_) => crate::vocabulary::Kind::Number,
@@ -161,10 +179,24 @@ fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str
     // (The value is lexed again only for a row that has a total: a tuple of both would lex every one.)
     if let Some(total) = &spec.total {
         if let Some(b) = value::ratio_total(text) {
-            out.assignments.push(Assignment { target: total.clone(), index: None, value: Read::Count(b), line, from_context, unit: None });
+            out.assignments.push(Assignment {
+                target: total.clone(),
+                index: None,
+                value: Read::Count(b),
+                line,
+                from_context,
+                unit: None,
+            });
         }
     }
-    out.assignments.push(Assignment { target, index: captured.index, value: read, line, from_context, unit: spec.unit });
+    out.assignments.push(Assignment {
+        target,
+        index: captured.index,
+        value: read,
+        line,
+        from_context,
+        unit: spec.unit,
+    });
     Some(path)
 }
 
@@ -173,7 +205,9 @@ fn read_into(out: &mut Extracted, spec: &RowSpec, captured: Captured, text: &str
 fn unread_note(path: &str, printed: &str, read: &Read, line: usize) -> Option<Note> {
     let message = match read {
         Read::Unreadable(why) => format!("{path}: {why}; the row is kept, the figure is absent"),
-        Read::Absent(why) if !matches!(*why, "not set" | "zero: does not apply") => format!("{path}: printed '{printed}' ({why}): absent, not zero"),
+        Read::Absent(why) if !matches!(*why, "not set" | "zero: does not apply") => {
+            format!("{path}: printed '{printed}' ({why}): absent, not zero")
+        }
         _ => return None,
     };
     let code = if matches!(read, Read::Unreadable(_)) { "value-unreadable" } else { "value-absent" };
@@ -200,13 +234,27 @@ use crate::vocabulary::Kind;
 /// field of the wrong type or without a required field is an error naming the key.
 pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted, Error> {
     let mut out = Extracted::default();
-    let shape_error = |path: &str, message: String| Error::Report { input: input.to_string(), path: path.to_string(), message };
+    let shape_error =
+        |path: &str, message: String| Error::Report { input: input.to_string(), path: path.to_string(), message };
 
     // Objects are walked into when a key of the definition lies below them; others are one row.
-    let descend = |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}.")) || (p.hole().is_some() && p.prefix() == format!("{path}."))));
-    let descend_list = |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}["))));
+    let descend = |path: &str| {
+        def.rows.iter().any(|r| {
+            r.labels.iter().any(|p| {
+                p.prefix().starts_with(&format!("{path}.")) || (p.hole().is_some() && p.prefix() == format!("{path}."))
+            })
+        })
+    };
+    let descend_list =
+        |path: &str| def.rows.iter().any(|r| r.labels.iter().any(|p| p.prefix().starts_with(&format!("{path}["))));
     let mut entries: Vec<(String, &Value)> = Vec::new();
-    fn walk<'v>(path: String, v: &'v Value, descend: &dyn Fn(&str) -> bool, descend_list: &dyn Fn(&str) -> bool, out: &mut Vec<(String, &'v Value)>) {
+    fn walk<'v>(
+        path: String,
+        v: &'v Value,
+        descend: &dyn Fn(&str) -> bool,
+        descend_list: &dyn Fn(&str) -> bool,
+        out: &mut Vec<(String, &'v Value)>,
+    ) {
         match v {
             Value::Object(m) if descend(&path) => {
                 if m.is_empty() {
@@ -231,7 +279,8 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
 
     for spec in def.rows.iter().filter(|r| r.required) {
         let present = entries.iter().any(|(k, _)| {
-            spec.matches_label(k).is_some() || spec.labels.iter().any(|p| p.hole().is_some() && p.prefix().trim_end_matches('.') == k)
+            spec.matches_label(k).is_some()
+                || spec.labels.iter().any(|p| p.hole().is_some() && p.prefix().trim_end_matches('.') == k)
         });
         if !present {
             return Err(shape_error(&spec.label, format!("missing: a required field of the {} shape", def.tool)));
@@ -243,15 +292,30 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
         let field = match target {
             Some((spec, target)) => {
                 let fed = target.path();
-                read_key(&mut out, spec, target, path, value, def, doc.line).map_err(|(at, why)| shape_error(&at, why))?;
+                read_key(&mut out, spec, target, path, value, def, doc.line)
+                    .map_err(|(at, why)| shape_error(&at, why))?;
                 Some(fed)
             }
             None => None,
         };
-        out.rows.push(Row { section: None, label: path.clone(), value: (!value.is_null()).then(|| compact(value)), line: doc.line, field, scope: None });
+        out.rows.push(Row {
+            section: None,
+            label: path.clone(),
+            value: (!value.is_null()).then(|| compact(value)),
+            line: doc.line,
+            field,
+            scope: None,
+        });
     }
     for (key, array) in &doc.arrays {
-        out.rows.push(Row { section: None, label: key.clone(), value: Some(format!("[{} per-request values]", array.len())), line: doc.line, field: None, scope: None });
+        out.rows.push(Row {
+            section: None,
+            label: key.clone(),
+            value: Some(format!("[{} per-request values]", array.len())),
+            line: doc.line,
+            field: None,
+            scope: None,
+        });
     }
     out.requests = requests_of(doc, def, input)?;
     Ok(out)
@@ -260,10 +324,20 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
 /// Read a key's value (a list key: each of its items) into assignments, with a note for what
 /// gives no figure. A mistyped value, in a format that types its keys strictly, is an error: its
 /// path and what is wrong.
-fn read_key(out: &mut Extracted, spec: &RowSpec, target: Target, key: &str, value: &Value, def: &Definition, line: usize) -> Result<(), (String, String)> {
+fn read_key(
+    out: &mut Extracted,
+    spec: &RowSpec,
+    target: Target,
+    key: &str,
+    value: &Value,
+    def: &Definition,
+    line: usize,
+) -> Result<(), (String, String)> {
     let kind = if target.stat.is_some() { Kind::Number } else { target.field.kind };
     let reads: Vec<(Option<usize>, Read)> = match (value, kind) {
-        (Value::Array(items), Kind::List) => items.iter().enumerate().map(|(i, v)| (Some(i), json_read(v, Kind::Number, def.strict_types))).collect(),
+        (Value::Array(items), Kind::List) => {
+            items.iter().enumerate().map(|(i, v)| (Some(i), json_read(v, Kind::Number, def.strict_types))).collect()
+        }
         (v, k) => vec![(None, json_read(v, k, def.strict_types))],
     };
     for (index, read) in reads {
@@ -280,7 +354,14 @@ fn read_key(out: &mut Extracted, spec: &RowSpec, target: Target, key: &str, valu
             Read::Unreadable(why) if def.strict_types => return Err((where_, why.clone())),
             _ => out.notes.extend(unread_note(&where_, &compact(value), &read, line)),
         }
-        out.assignments.push(Assignment { target: target.clone(), index, value: read, line, from_context: false, unit: spec.unit });
+        out.assignments.push(Assignment {
+            target: target.clone(),
+            index,
+            value: read,
+            line,
+            from_context: false,
+            unit: spec.unit,
+        });
     }
     Ok(())
 }
@@ -311,9 +392,16 @@ fn json_read(v: &Value, kind: Kind, strict: bool) -> Read {
             Some(f) => Read::Number(f),
             None => Read::Unreadable(format!("{n} is out of range")),
         },
-        (Value::Bool(b), _) => Read::Unreadable(format!("expected a {}, got {b}", if kind == Kind::Text { "string" } else { "number" })),
-        (Value::Array(_), _) => Read::Unreadable(format!("expected a {}, got a list", if kind == Kind::Text { "string" } else { "number" })),
-        (Value::Object(_), _) => Read::Unreadable(format!("expected a {}, got an object", if kind == Kind::Text { "string" } else { "number" })),
+        (Value::Bool(b), _) => {
+            Read::Unreadable(format!("expected a {}, got {b}", if kind == Kind::Text { "string" } else { "number" }))
+        }
+        (Value::Array(_), _) => {
+            Read::Unreadable(format!("expected a {}, got a list", if kind == Kind::Text { "string" } else { "number" }))
+        }
+        (Value::Object(_), _) => Read::Unreadable(format!(
+            "expected a {}, got an object",
+            if kind == Kind::Text { "string" } else { "number" }
+        )),
     }
 }
 
@@ -340,7 +428,11 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
             let factor = a.unit.and_then(|u| u.factor_to(crate::vocabulary::Unit::Ms)).unwrap_or(1.0);
             match doc.array(&a.key)? {
                 Array::Gaps { counts, sums } => {
-                    let sums_ms = if latency_ms.is_none() { sums.read().map(|s| s.iter().map(|s| s * factor).collect::<Vec<_>>()) } else { None };
+                    let sums_ms = if latency_ms.is_none() {
+                        sums.read().map(|s| s.iter().map(|s| s * factor).collect::<Vec<_>>())
+                    } else {
+                        None
+                    };
                     Some((Some(counts.clone()), sums_ms))
                 }
                 _ => None,

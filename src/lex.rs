@@ -33,7 +33,11 @@ fn split_row_noting(line: &str) -> Option<(RowText<'_>, bool)> {
     let n = bytes.len().min(LABEL_MAX + 1);
     let stop = bytes[..n].iter().position(|b| !LABEL_BYTE[*b as usize]).unwrap_or(n);
     match bytes.get(stop) {
-        Some(b':') if stop < n && bytes.get(stop + 1).is_none_or(|n| n.is_ascii_whitespace()) && (bytes[0].is_ascii_alphabetic() || matches!(bytes[0], b'#' | b'(')) => {
+        Some(b':')
+            if stop < n
+                && bytes.get(stop + 1).is_none_or(|n| n.is_ascii_whitespace())
+                && (bytes[0].is_ascii_alphabetic() || matches!(bytes[0], b'#' | b'(')) =>
+        {
             let label = &bytes[..stop];
             let folds = label.contains(&b'\t') || label.windows(2).any(|w| w == b"  ");
             return Some((RowText { label: &text[..=stop], value: trim_start(&text[stop + 1..]) }, !folds));
@@ -113,7 +117,27 @@ static LABEL_BYTE: [bool; 256] = {
     let mut i = 0;
     while i < 256 {
         let b = i as u8;
-        t[i] = b.is_ascii_alphanumeric() || matches!(b, b' ' | b'\t' | b'(' | b')' | b'/' | b'%' | b'.' | b',' | b'#' | b'-' | b'_' | b'+' | b'\'' | b'&' | b'*' | b'<' | b'>' | b'=');
+        t[i] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b' ' | b'\t'
+                    | b'('
+                    | b')'
+                    | b'/'
+                    | b'%'
+                    | b'.'
+                    | b','
+                    | b'#'
+                    | b'-'
+                    | b'_'
+                    | b'+'
+                    | b'\''
+                    | b'&'
+                    | b'*'
+                    | b'<'
+                    | b'>'
+                    | b'='
+            );
         i += 1;
     }
     t
@@ -172,7 +196,10 @@ mod tests {
         assert_eq!(split("Backend:                                 sglang-oai"), Some(("Backend:", "sglang-oai")));
         assert_eq!(split("  Position 0:                            98.08     "), Some(("Position 0:", "98.08")));
         assert_eq!(split("Per-position acceptance (%):"), Some(("Per-position acceptance (%):", "")));
-        assert_eq!(split("SLOs (ms):                               ttft:500 tpot:50"), Some(("SLOs (ms):", "ttft:500 tpot:50")));
+        assert_eq!(
+            split("SLOs (ms):                               ttft:500 tpot:50"),
+            Some(("SLOs (ms):", "ttft:500 tpot:50"))
+        );
         assert_eq!(split("Total time: 12.34 s"), Some(("Total time:", "12.34 s")));
         assert_eq!(split("Median TTFT (ms):\t505.64"), Some(("Median TTFT (ms):", "505.64")));
     }
@@ -237,7 +264,19 @@ mod tests {
 
     #[test]
     fn trim_is_str_trim() {
-        for s in ["", " ", "a", " a b ", "\u{b}a\u{b}", "\u{a0}x\u{a0}", " \u{2003}x ", "\t\r\n\u{c}x\u{c}", " é ", "x\u{85}", "\u{1c}x"] {
+        for s in [
+            "",
+            " ",
+            "a",
+            " a b ",
+            "\u{b}a\u{b}",
+            "\u{a0}x\u{a0}",
+            " \u{2003}x ",
+            "\t\r\n\u{c}x\u{c}",
+            " é ",
+            "x\u{85}",
+            "\u{1c}x",
+        ] {
             assert_eq!(trim(s), s.trim(), "{s:?}");
         }
     }

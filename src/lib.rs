@@ -79,7 +79,13 @@ pub struct Options<'a> {
 
 impl Default for Options<'static> {
     fn default() -> Self {
-        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false, pipelined: false, ready: None }
+        Options {
+            definitions: Definitions::builtin(),
+            policy: Policy::default(),
+            reports_only: false,
+            pipelined: false,
+            ready: None,
+        }
     }
 }
 
@@ -124,7 +130,13 @@ pub fn normalize<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut 
 
 /// [`normalize`]; `live`: the input may make a read wait (a pipe, a terminal), and runs already
 /// found are handed out before such a read.
-fn normalize_read<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
+fn normalize_read<R: BufRead>(
+    mut reader: R,
+    input: &str,
+    opts: &Options,
+    sink: &mut dyn Sink,
+    live: bool,
+) -> Result<usize, Error> {
     let io = |source| Error::Io { input: input.to_string(), source };
     // Look at the start without losing it.
     let mut head = Vec::new();
@@ -136,7 +148,9 @@ fn normalize_read<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: 
         let n = chunk.len().min(64 * 1024 - head.len());
         head.extend_from_slice(&chunk[..n]);
         reader.consume(n);
-        if head.len() >= 64 * 1024 || head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf) {
+        if head.len() >= 64 * 1024
+            || head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf)
+        {
             break;
         }
     }
@@ -147,7 +161,10 @@ fn normalize_read<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: 
         return normalize_json(&mut text, input, opts, sink);
     }
     if opts.reports_only {
-        return Err(Error::NoResult { input: input.to_string(), looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into() });
+        return Err(Error::NoResult {
+            input: input.to_string(),
+            looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into(),
+        });
     }
     normalize_text(reader, input, opts, sink, live)
 }
@@ -155,7 +172,12 @@ fn normalize_read<R: BufRead>(mut reader: R, input: &str, opts: &Options, sink: 
 /// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
 /// private memory map instead of being copied into memory (a vLLM result file with
 /// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
-pub fn normalize_file(mut file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+pub fn normalize_file(
+    mut file: std::fs::File,
+    input: &str,
+    opts: &Options,
+    sink: &mut dyn Sink,
+) -> Result<usize, Error> {
     use std::io::Seek;
     // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
     let mut head = Vec::new();
@@ -182,7 +204,13 @@ fn looks_like_json(head: &[u8]) -> bool {
     }
 }
 
-fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
+fn normalize_text<R: BufRead>(
+    reader: R,
+    input: &str,
+    opts: &Options,
+    sink: &mut dyn Sink,
+    live: bool,
+) -> Result<usize, Error> {
     let mut scanner = Scanner::new(opts.definitions);
     let found = if opts.pipelined {
         normalize_text_pipelined(reader, input, opts, &mut scanner, sink, live)?
@@ -201,7 +229,12 @@ fn normalize_text<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut
 }
 
 /// Feed every line to the scanner and every completed block, in order, to `on_block`.
-fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_block: &mut dyn FnMut(Block<'d>) -> Result<(), Error>) -> Result<(), Error> {
+fn scan<'d, R: BufRead>(
+    reader: R,
+    input: &str,
+    scanner: &mut Scanner<'d>,
+    on_block: &mut dyn FnMut(Block<'d>) -> Result<(), Error>,
+) -> Result<(), Error> {
     let mut lines = input::LineReader::new(reader);
     loop {
         if !scanner.in_block() {
@@ -236,7 +269,14 @@ fn scan<'d, R: BufRead>(reader: R, input: &str, scanner: &mut Scanner<'d>, on_bl
 /// `live`: before the input is asked for more (a read that may wait, on a pipe or a terminal),
 /// every run of a block already read is handed out, so that a live stream gets each run as its
 /// block ends. (Not for a file, read to its end anyway: waiting for the worker there costs.)
-fn normalize_text_pipelined<'d, R: BufRead>(reader: R, input: &str, opts: &Options, scanner: &mut Scanner<'d>, sink: &mut dyn Sink, live: bool) -> Result<usize, Error> {
+fn normalize_text_pipelined<'d, R: BufRead>(
+    reader: R,
+    input: &str,
+    opts: &Options,
+    scanner: &mut Scanner<'d>,
+    sink: &mut dyn Sink,
+    live: bool,
+) -> Result<usize, Error> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     /// Blocks waiting for the worker up to which it is keeping up, and renders runs too. Blocks
@@ -393,7 +433,13 @@ fn first_line(text: &[u8]) -> usize {
 }
 
 /// extract -> ... -> validate every document, and hand out the runs (or the errors).
-fn runs_of_docs(text: &[u8], docs: Vec<Result<Doc<'_>, Error>>, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
+fn runs_of_docs(
+    text: &[u8],
+    docs: Vec<Result<Doc<'_>, Error>>,
+    input: &str,
+    opts: &Options,
+    sink: &mut dyn Sink,
+) -> Result<usize, Error> {
     let mut found = 0;
     let mut errors: Vec<Error> = Vec::new();
     let mut index = 0;
@@ -410,7 +456,11 @@ fn runs_of_docs(text: &[u8], docs: Vec<Result<Doc<'_>, Error>>, input: &str, opt
                 continue;
             }
         };
-        let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() { vec![doc] } else { doc.elements };
+        let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() {
+            vec![doc]
+        } else {
+            doc.elements
+        };
         for doc in parts {
             index += 1;
             unknown_only &= matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
@@ -448,7 +498,13 @@ fn runs_of_docs(text: &[u8], docs: Vec<Result<Doc<'_>, Error>>, input: &str, opt
 /// Every document of a JSON text, or the error that stopped one. The usual file is one document
 /// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
 /// broken one, are found by their extent first, so that a bad line does not stop the others.
-fn read_documents<'t>(text: &'t [u8], shifts: &input::json::Shifts, arrays: &std::collections::HashMap<String, input::json::ArrayKind>, input: &str, fast_whole: bool) -> Vec<Result<Doc<'t>, Error>> {
+fn read_documents<'t>(
+    text: &'t [u8],
+    shifts: &input::json::Shifts,
+    arrays: &std::collections::HashMap<String, input::json::ArrayKind>,
+    input: &str,
+    fast_whole: bool,
+) -> Vec<Result<Doc<'t>, Error>> {
     // Each document is first tried on the fast path, which gives up on anything unusual.
     let read = |slice: &'t [u8], line: usize, fast: bool| {
         fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(Ok).unwrap_or_else(|| {
@@ -502,17 +558,22 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
         DocKind::CanonicalReport | DocKind::CanonicalRun => {
             let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
             let runs: Vec<Run> = if doc.get("runs").is_some() {
-                let report: Report = serde_path_to_error::deserialize(value).map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?;
+                let report: Report = serde_path_to_error::deserialize(value)
+                    .map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?;
                 report.runs
             } else {
-                vec![serde_path_to_error::deserialize(value).map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?]
+                vec![
+                    serde_path_to_error::deserialize(value)
+                        .map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?,
+                ]
             };
             let many = runs.len() > 1 || doc.get("runs").is_some();
             runs.into_iter()
                 .enumerate()
                 .map(|(i, mut run)| {
                     let at = if many { format!("runs[{i}].") } else { String::new() };
-                    canonical::check_figure_types(&run).map_err(|(path, msg)| report_shape(format!("{at}{path}"), msg))?;
+                    canonical::check_figure_types(&run)
+                        .map_err(|(path, msg)| report_shape(format!("{at}{path}"), msg))?;
                     canonical::reopen(&mut run, input, index + i);
                     run.derived = derive::derive(&run);
                     validate::validate(&mut run, &opts.policy);
@@ -522,12 +583,16 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
         }
         DocKind::Format { definition, variant, ambiguous_with } => {
             if opts.reports_only && definition.format != Format::Report {
-                return Err(Error::NoResult { input: input.to_string(), looked_for: format!("a report, not a {} result file", definition.tool) });
+                return Err(Error::NoResult {
+                    input: input.to_string(),
+                    looked_for: format!("a report, not a {} result file", definition.tool),
+                });
             }
             if let Some(key) = &definition.runs_at {
                 // Several runs in one document: each element of the list, with the rest of the
                 // document under `top.`.
-                let top: serde_json::Map<String, serde_json::Value> = doc.fields.iter().filter(|(k, _)| k != key).cloned().collect();
+                let top: serde_json::Map<String, serde_json::Value> =
+                    doc.fields.iter().filter(|(k, _)| k != key).cloned().collect();
                 let list = doc.get(key).and_then(|v| v.as_array()).cloned().unwrap_or_default();
                 let mut runs = Vec::new();
                 for (i, el) in list.into_iter().enumerate() {
@@ -537,7 +602,12 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
                     let element = Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() };
                     let evidence_keys = detect::doc_keys(&element);
                     let evidence_keys: Vec<&str> = evidence_keys.iter().map(String::as_str).collect();
-                    let ev = definition::Evidence { labels: &evidence_keys, sections: &[], banner_width: 0, context_labels: &[] };
+                    let ev = definition::Evidence {
+                        labels: &evidence_keys,
+                        sections: &[],
+                        banner_width: 0,
+                        context_labels: &[],
+                    };
                     let variant = definition.variants.iter().find(|v| v.matches(&ev));
                     runs.push(run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)?);
                 }
@@ -549,7 +619,11 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
             let keys: Vec<&str> = doc.fields.iter().map(|(k, _)| k.as_str()).take(8).collect();
             Err(Error::Parse {
                 at: Location { input: input.to_string(), line: doc.line, column: None, text: None },
-                message: format!("a JSON document that is no known result file or report (keys: {}); looked for: {}", keys.join(", "), json_looked_for(opts.definitions)),
+                message: format!(
+                    "a JSON document that is no known result file or report (keys: {}); looked for: {}",
+                    keys.join(", "),
+                    json_looked_for(opts.definitions)
+                ),
             })
         }
     }
@@ -565,7 +639,6 @@ fn run_of_doc(
     opts: &Options,
     ambiguous_with: &[&str],
 ) -> Result<Run, Error> {
-
     let extracted = extract::extract_doc(doc, definition, input)?;
     let origin = canonical::Origin {
         definition,
@@ -579,7 +652,11 @@ fn run_of_doc(
     };
     let mut run = canonical::assemble(origin, extracted);
     if !ambiguous_with.is_empty() {
-        run.notes.push(Note { code: "ambiguous-tool".into(), message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id), line: Some(doc.line) });
+        run.notes.push(Note {
+            code: "ambiguous-tool".into(),
+            message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id),
+            line: Some(doc.line),
+        });
     }
     run.derived = derive::derive(&run);
     validate::validate(&mut run, &opts.policy);
@@ -601,9 +678,17 @@ fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
     let extracted = extract::extract(block);
     let truncated = match block.end {
         BlockEnd::Closed(_) | BlockEnd::Table(_) | BlockEnd::AfterTables(_) => None,
-        BlockEnd::NextBanner(line) => Some(Truncation { after_line: block.last_line, reason: format!("a new result banner started at line {line} before the closing line") }),
-        BlockEnd::Noise => Some(Truncation { after_line: block.last_line, reason: "the lines after it are not rows and no closing line came".into() }),
-        BlockEnd::EndOfInput => Some(Truncation { after_line: block.last_line, reason: "the input ended before the closing line".into() }),
+        BlockEnd::NextBanner(line) => Some(Truncation {
+            after_line: block.last_line,
+            reason: format!("a new result banner started at line {line} before the closing line"),
+        }),
+        BlockEnd::Noise => Some(Truncation {
+            after_line: block.last_line,
+            reason: "the lines after it are not rows and no closing line came".into(),
+        }),
+        BlockEnd::EndOfInput => {
+            Some(Truncation { after_line: block.last_line, reason: "the input ended before the closing line".into() })
+        }
     };
     let origin = canonical::Origin {
         definition: block.definition,
@@ -618,12 +703,21 @@ fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
     let mut run = canonical::assemble(origin, extracted);
     run.notes.extend(block.notes.iter().cloned());
     if let BlockEnd::Table(_) = block.end {
-        run.notes.push(report::Note { code: "markdown-table".into(), message: "read from a Markdown table of the rows (no banner or closing line)".into(), line: Some(block.banner.number) });
+        run.notes.push(report::Note {
+            code: "markdown-table".into(),
+            message: "read from a Markdown table of the rows (no banner or closing line)".into(),
+            line: Some(block.banner.number),
+        });
     }
     if !block.ambiguous_with.is_empty() {
         run.notes.push(report::Note {
             code: "ambiguous-tool".into(),
-            message: format!("the rows fit {} as well as {}; read as {}", block.ambiguous_with.join(", "), block.definition.id, block.definition.id),
+            message: format!(
+                "the rows fit {} as well as {}; read as {}",
+                block.ambiguous_with.join(", "),
+                block.definition.id,
+                block.definition.id
+            ),
             line: Some(block.banner.number),
         });
     }

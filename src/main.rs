@@ -58,9 +58,7 @@ enum Command {
         parsers: Option<PathBuf>,
     },
     /// Print a shell completion script.
-    Completions {
-        shell: clap_complete::Shell,
-    },
+    Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
     Man,
 }
@@ -159,7 +157,12 @@ fn main() {
         Some(Command::Schema) => process::exit(print_schema() as i32),
         Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
         Some(Command::Completions { shell }) => {
-            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "bench-normalize", &mut io::stdout());
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "bench-normalize",
+                &mut io::stdout(),
+            );
             process::exit(0);
         }
         Some(Command::Man) => {
@@ -206,19 +209,29 @@ fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
     let listing = bench_normalize::definition::listing(defs);
     let mut out = io::stdout().lock();
     let r = match format {
-        ListFormat::Json => serde_json::to_writer_pretty(&mut out, &listing).map_err(io::Error::from).and_then(|_| writeln!(out)),
+        ListFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &listing).map_err(io::Error::from).and_then(|_| writeln!(out))
+        }
         ListFormat::Table => {
             let mut t = comfy_table::Table::new();
-            t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED).set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+            t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+                .set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
             t.set_header(["id", "tool", "format", "variants", "detected by", "from"]);
             for d in listing.as_array().into_iter().flatten() {
-                let variants: Vec<&str> = d["variants"].as_array().into_iter().flatten().filter_map(|v| v["id"].as_str()).collect();
+                let variants: Vec<&str> =
+                    d["variants"].as_array().into_iter().flatten().filter_map(|v| v["id"].as_str()).collect();
                 t.add_row(vec![
                     d["id"].as_str().unwrap_or("").to_string(),
                     d["tool"].as_str().unwrap_or("").to_string(),
                     d["format"].as_str().unwrap_or("").to_string(),
                     variants.join(", "),
-                    d["markers"].as_array().into_iter().flatten().filter_map(|m| m.as_str()).collect::<Vec<_>>().join("; "),
+                    d["markers"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|m| m.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
                     d["origin"].as_str().unwrap_or("").to_string(),
                 ]);
             }
@@ -345,7 +358,12 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
 }
 
 /// Read one input (a path, or `-` for stdin), copying it to `tee` as it is read.
-fn normalize_path<S: Sink + Reading>(path: &std::path::Path, opts: &Options, sink: &mut S, tee: Option<&mut Box<dyn Write + Send>>) -> Result<usize, Error> {
+fn normalize_path<S: Sink + Reading>(
+    path: &std::path::Path,
+    opts: &Options,
+    sink: &mut S,
+    tee: Option<&mut Box<dyn Write + Send>>,
+) -> Result<usize, Error> {
     let name = path.display().to_string();
     let file = if name == "-" {
         stdin_file()
@@ -386,7 +404,9 @@ fn readiness(file: Option<&File>) -> Option<impl Fn() -> bool + Sync + use<>> {
         None => io::stdin().as_fd().try_clone_to_owned(),
     };
     let fd = fd.ok()?;
-    Some(move || poll(&mut [PollFd::new(&fd, PollFlags::IN)], Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok_and(|n| n > 0))
+    Some(move || {
+        poll(&mut [PollFd::new(&fd, PollFlags::IN)], Some(&Timespec { tv_sec: 0, tv_nsec: 0 })).is_ok_and(|n| n > 0)
+    })
 }
 
 #[cfg(not(unix))]
@@ -522,7 +542,9 @@ impl<W: Write> Output<W> {
     /// log |`). A file read whole goes out a buffer at a time.
     fn written(&mut self, written: io::Result<()>) -> Result<(), Error> {
         let flush = self.format.streams() && (self.input_streams || self.to_terminal);
-        written.and_then(|_| if flush { self.out.flush() } else { Ok(()) }).map_err(|source| Error::Write { output: "stdout".into(), source })
+        written
+            .and_then(|_| if flush { self.out.flush() } else { Ok(()) })
+            .map_err(|source| Error::Write { output: "stdout".into(), source })
     }
 
     /// A rejected run is said so on stderr, and sets the exit code.
@@ -585,7 +607,8 @@ impl<W: Write> Sink for Output<W> {
 
     fn render(&self) -> Option<bench_normalize::Render> {
         // A compact JSON document's runs are its JSON Lines lines, joined.
-        (self.format == OutputFormat::Jsonl || self.format == OutputFormat::Json && !self.to_terminal).then_some(render_jsonl)
+        (self.format == OutputFormat::Jsonl || self.format == OutputFormat::Json && !self.to_terminal)
+            .then_some(render_jsonl)
     }
 
     fn rendered(&mut self, run: Run, bytes: Vec<u8>) -> Result<(), Error> {
@@ -653,10 +676,14 @@ fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
         None => run.source.input.clone(),
     };
     use bench_normalize::report::{Check, Severity, Status};
-    let strict_or_error = |c: &&Check| c.status == Status::Fail && (c.severity == Severity::Error || (strict && c.severity == Severity::Warning));
+    let strict_or_error = |c: &&Check| {
+        c.status == Status::Fail && (c.severity == Severity::Error || (strict && c.severity == Severity::Warning))
+    };
     for c in run.checks.iter().filter(strict_or_error) {
         let _ = match format {
-            ErrorFormat::Human => writeln!(err, "bench-normalize: {at}: run {} rejected: {}: {}", run.source.block, c.id, c.message),
+            ErrorFormat::Human => {
+                writeln!(err, "bench-normalize: {at}: run {} rejected: {}: {}", run.source.block, c.id, c.message)
+            }
             ErrorFormat::Json => writeln!(
                 err,
                 "{}",

@@ -5,9 +5,9 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
-use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::vocabulary;
@@ -846,7 +846,13 @@ mod tests {
     #[test]
     fn stat_key_names_are_their_display() {
         let mut keys = vec![StatKey::Mean, StatKey::Min, StatKey::Max, StatKey::Std];
-        keys.extend([0.0, 0.1, 1.0, 5.0, 10.0, 25.0, 33.3, 50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0].map(StatKey::P));
+        keys.extend(
+            [
+                0.0, 0.1, 1.0, 5.0, 10.0, 25.0, 33.3, 50.0, 75.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 99.999,
+                100.0,
+            ]
+            .map(StatKey::P),
+        );
         for k in keys {
             assert_eq!(k.name(), k.to_string(), "{k:?}");
         }
@@ -887,7 +893,8 @@ mod tests {
             let at = names.iter().position(|n| rank(n) > rank(k)).unwrap_or(names.len());
             names.insert(at, k.to_string());
         };
-        let mut f: Figures = serde_json::from_str(r#"{"itl_ms":{"mean":2.0},"ttft_ms":{"mean":1.0},"e2e_ms":{"mean":3.0}}"#).unwrap();
+        let mut f: Figures =
+            serde_json::from_str(r#"{"itl_ms":{"mean":2.0},"ttft_ms":{"mean":1.0},"e2e_ms":{"mean":3.0}}"#).unwrap();
         let mut want: Vec<String> = ["itl_ms", "ttft_ms", "e2e_ms"].map(String::from).to_vec();
         let names = |f: &Figures| f.iter().map(|(k, _)| k.to_string()).collect::<Vec<_>>();
         for (k, v) in [("tpot_ms", 4.0), ("request_per_s", 5.0), ("unknown_figure", 6.0)] {
@@ -900,6 +907,9 @@ mod tests {
         f.set("itl_ms", "reported.itl_ms", Figure::Number(7.0));
         model(&mut want, "itl_ms");
         assert_eq!(names(&f), want);
-        assert!(want.windows(2).any(|w| rank(&w[0]) > rank(&w[1])), "the hand-written order is kept, not sorted: {want:?}");
+        assert!(
+            want.windows(2).any(|w| rank(&w[0]) > rank(&w[1])),
+            "the hand-written order is kept, not sorted: {want:?}"
+        );
     }
 }

@@ -5,7 +5,9 @@
 //! `strict`, a failed `warning` does too. `info` never rejects.
 
 use crate::derive::{Inputs, show as f};
-use crate::report::{Check, Figure, Figures, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict};
+use crate::report::{
+    Check, Figure, Figures, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict,
+};
 use crate::vocabulary::{self, Kind};
 
 /// Tolerances of the rules (defaults in [`Tolerances::default`], flags in the CLI).
@@ -27,7 +29,14 @@ pub struct Tolerances {
 
 impl Default for Tolerances {
     fn default() -> Self {
-        Tolerances { capacity: 1.5, e2e_capacity: 1.05, throughput: 0.005, tpot_agreement: 0.10, itl_chunk_ratio: 1.3, token_count: 0.05 }
+        Tolerances {
+            capacity: 1.5,
+            e2e_capacity: 1.05,
+            throughput: 0.005,
+            tpot_agreement: 0.10,
+            itl_chunk_ratio: 1.3,
+            token_count: 0.05,
+        }
     }
 }
 
@@ -83,7 +92,10 @@ pub fn validate(run: &mut Run, policy: &Policy) {
         .zip(outcomes)
         .map(|((id, severity), (status, message))| Check { id: id.to_string(), severity: *severity, status, message })
         .collect();
-    let rejects = |c: &Check| c.status == Status::Fail && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning));
+    let rejects = |c: &Check| {
+        c.status == Status::Fail
+            && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
+    };
     run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
 }
 
@@ -107,14 +119,23 @@ fn complete_block(run: &Run) -> Outcome {
         return skip("not a text block");
     }
     let Some(t) = &run.source.truncated else {
-        return (Status::Pass, format!("the block is complete: it ends at line {} (its closing line, or the last line of its tables)", run.source.last_line.unwrap_or(0)));
+        return (
+            Status::Pass,
+            format!(
+                "the block is complete: it ends at line {} (its closing line, or the last line of its tables)",
+                run.source.last_line.unwrap_or(0)
+            ),
+        );
     };
     let key = [
         ("totals.successful_requests", run.totals.get("successful_requests").is_some()),
         ("totals.duration_s", run.totals.get("duration_s").is_some()),
         ("totals.output_tokens", run.totals.get("output_tokens").is_some()),
         ("reported.ttft_ms", run.reported.get("ttft_ms").is_some()),
-        ("reported.tpot_ms or reported.e2e_ms", run.reported.get("tpot_ms").is_some() || run.reported.get("e2e_ms").is_some()),
+        (
+            "reported.tpot_ms or reported.e2e_ms",
+            run.reported.get("tpot_ms").is_some() || run.reported.get("e2e_ms").is_some(),
+        ),
         ("reported.itl_ms", run.reported.get("itl_ms").is_some()),
     ];
     let missing: Vec<&str> = key.iter().filter(|(_, present)| !present).map(|(n, _)| *n).collect();
@@ -148,7 +169,11 @@ fn decode_capacity(i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome 
         f(supply),
         x(ratio)
     );
-    if ratio > t.capacity { (Status::Fail, format!("{msg}, more than the {}x allowed", t.capacity)) } else { (Status::Pass, msg) }
+    if ratio > t.capacity {
+        (Status::Fail, format!("{msg}, more than the {}x allowed", t.capacity))
+    } else {
+        (Status::Pass, msg)
+    }
 }
 
 fn decode_within_e2e(i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome {
@@ -204,7 +229,11 @@ fn e2e_capacity(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
         return skip("needs successful requests, mean E2E latency and duration");
     }
     let msg = parts.join("; ");
-    if failed { (Status::Fail, format!("{msg}: more time in flight than the slots allow (allowed {}x)", t.e2e_capacity)) } else { (Status::Pass, msg) }
+    if failed {
+        (Status::Fail, format!("{msg}: more time in flight than the slots allow (allowed {}x)", t.e2e_capacity))
+    } else {
+        (Status::Pass, msg)
+    }
 }
 
 fn latency_order(run: &Run, i: &Inputs) -> Outcome {
@@ -250,37 +279,35 @@ fn finite_values(run: &Run) -> Outcome {
     let mut problems = Vec::new();
     let mut n = 0;
     for (name, g) in [("workload", &run.workload), ("totals", &run.totals), ("reported", &run.reported)] {
-        walk(g, name, &mut |path, fig| {
-            match fig {
-                Figure::Count(_) => n += 1,
-                Figure::Number(x) => {
-                    n += 1;
-                    if !x.is_finite() || *x < 0.0 {
-                        problems.push(format!("{path} = {x}"));
-                    } else if x.fract() != 0.0 && vocabulary::field(path).is_some_and(|f| f.kind == Kind::Count) {
-                        problems.push(format!("{path} = {x} is not a whole number"));
-                    }
+        walk(g, name, &mut |path, fig| match fig {
+            Figure::Count(_) => n += 1,
+            Figure::Number(x) => {
+                n += 1;
+                if !x.is_finite() || *x < 0.0 {
+                    problems.push(format!("{path} = {x}"));
+                } else if x.fract() != 0.0 && vocabulary::field(path).is_some_and(|f| f.kind == Kind::Count) {
+                    problems.push(format!("{path} = {x} is not a whole number"));
                 }
-                Figure::Stat(s) => {
-                    for (k, v) in s.iter() {
-                        n += 1;
-                        if !v.is_finite() || v < 0.0 {
-                            problems.push(format!("{path}.{k} = {v}"));
-                        }
-                    }
-                }
-                Figure::List(l) => {
-                    for (idx, v) in l.iter().enumerate() {
-                        n += 1;
-                        if let Some(v) = v {
-                            if !v.is_finite() || *v < 0.0 {
-                                problems.push(format!("{path}[{idx}] = {v}"));
-                            }
-                        }
-                    }
-                }
-                _ => {}
             }
+            Figure::Stat(s) => {
+                for (k, v) in s.iter() {
+                    n += 1;
+                    if !v.is_finite() || v < 0.0 {
+                        problems.push(format!("{path}.{k} = {v}"));
+                    }
+                }
+            }
+            Figure::List(l) => {
+                for (idx, v) in l.iter().enumerate() {
+                    n += 1;
+                    if let Some(v) = v {
+                        if !v.is_finite() || *v < 0.0 {
+                            problems.push(format!("{path}[{idx}] = {v}"));
+                        }
+                    }
+                }
+            }
+            _ => {}
         });
     }
     if n == 0 {
@@ -321,10 +348,9 @@ fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
         let slack = 0.005 + expect * (0.005 / d) + expect * t.throughput;
         ((printed - expect).abs() <= slack, expect)
     };
-    for (name, total, label) in [
-        ("output_tok_per_s", i.output_tokens, "output tokens"),
-        ("request_per_s", i.successful, "successful requests"),
-    ] {
+    for (name, total, label) in
+        [("output_tok_per_s", i.output_tokens, "output tokens"), ("request_per_s", i.successful, "successful requests")]
+    {
         if let (Some(p), Some(n)) = (run.reported.number(name), total) {
             let (ok, expect) = agrees(p, n);
             failed |= !ok;
@@ -335,7 +361,11 @@ fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
         return skip("no printed throughput with its totals");
     }
     let msg = parts.join("; ");
-    if failed { (Status::Fail, format!("{msg}: the printed rate does not follow from the totals")) } else { (Status::Pass, msg) }
+    if failed {
+        (Status::Fail, format!("{msg}: the printed rate does not follow from the totals"))
+    } else {
+        (Status::Pass, msg)
+    }
 }
 
 fn tpot_agreement(run: &Run, i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome {
@@ -346,13 +376,23 @@ fn tpot_agreement(run: &Run, i: &Inputs, claimed: Option<f64>, t: &Tolerances) -
         return skip("no TPOT derived independently of the claimed one");
     };
     let rel = (c - d).abs() / d;
-    let msg = format!("claimed TPOT {} ms vs derived {} ms ({}, {:.1}% apart)", f(c), f(d), derived.method.map_or("", |m| m.as_str()), rel * 100.0);
+    let msg = format!(
+        "claimed TPOT {} ms vs derived {} ms ({}, {:.1}% apart)",
+        f(c),
+        f(d),
+        derived.method.map_or("", |m| m.as_str()),
+        rel * 100.0
+    );
     if rel <= t.tpot_agreement {
         return (Status::Pass, msg);
     }
-    let looks_like_itl = i.itl_mean.is_some_and(|itl| (itl - c).abs() <= 0.05 * itl) && i.itl_per == Some(ItlPer::Chunk) && c > d;
+    let looks_like_itl =
+        i.itl_mean.is_some_and(|itl| (itl - c).abs() <= 0.05 * itl) && i.itl_per == Some(ItlPer::Chunk) && c > d;
     let why = if looks_like_itl {
-        format!("the claimed figure equals the per-chunk mean ITL {} ms: ITL was copied as TPOT", f(i.itl_mean.unwrap_or(0.0)))
+        format!(
+            "the claimed figure equals the per-chunk mean ITL {} ms: ITL was copied as TPOT",
+            f(i.itl_mean.unwrap_or(0.0))
+        )
     } else {
         "if output lengths vary, the tool's request-weighted mean differs from the token-weighted derivation; otherwise the claimed figure is not a TPOT of this run".into()
     };
@@ -368,7 +408,11 @@ fn itl_is_per_chunk(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
     }
     let Some(tpot) = run.derived.tpot_ms.mean.filter(|m| *m > 0.0) else { return skip("no TPOT") };
     let ratio = itl / tpot;
-    let accept = run.reported.number("accept_length").map(|a| format!("; the server reports accept length {}", f(a))).unwrap_or_default();
+    let accept = run
+        .reported
+        .number("accept_length")
+        .map(|a| format!("; the server reports accept length {}", f(a)))
+        .unwrap_or_default();
     if ratio > t.itl_chunk_ratio {
         (
             Status::Fail,
@@ -381,7 +425,10 @@ fn itl_is_per_chunk(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
             ),
         )
     } else {
-        (Status::Pass, format!("mean ITL {} ms is {} TPOT {} ms: about one token per chunk{accept}", f(itl), x(ratio), f(tpot)))
+        (
+            Status::Pass,
+            format!("mean ITL {} ms is {} TPOT {} ms: about one token per chunk{accept}", f(itl), x(ratio), f(tpot)),
+        )
     }
 }
 
@@ -393,14 +440,25 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
     let mut failed = false;
     let mut confirmed = false;
     if let (Some(s), Some(r)) = (server, retok) {
-        let rel = if s > 0.0 { (s - r).abs() / s } else if r > 0.0 { 1.0 } else { 0.0 };
+        let rel = if s > 0.0 {
+            (s - r).abs() / s
+        } else if r > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
         failed |= rel > t.token_count;
         confirmed = rel <= t.token_count;
         parts.push(format!("generated {} vs retokenized {} ({:.1}% apart)", s as u64, r as u64, rel * 100.0));
     }
     // A tool that counts streamed chunks as tokens when the server sends no usage (guidellm):
     // one token per chunk, and far fewer tokens than were asked for.
-    if let (Some(asked), Some(tpc), Some(n), Some(r)) = (run.workload.number("output_len"), run.reported.number("tokens_per_chunk"), server, run.totals.number("successful_requests")) {
+    if let (Some(asked), Some(tpc), Some(n), Some(r)) = (
+        run.workload.number("output_len"),
+        run.reported.number("tokens_per_chunk"),
+        server,
+        run.totals.number("successful_requests"),
+    ) {
         let per_request = if r > 0.0 { n / r } else { 0.0 };
         if (tpc - 1.0).abs() < 0.01 && per_request < 0.5 * asked {
             failed = true;
@@ -426,7 +484,11 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
         });
     }
     let msg = parts.join("; ");
-    if failed { (Status::Fail, format!("{msg}: TPOT and throughput depend on this count")) } else { (Status::Pass, msg) }
+    if failed {
+        (Status::Fail, format!("{msg}: TPOT and throughput depend on this count"))
+    } else {
+        (Status::Pass, msg)
+    }
 }
 
 fn failed_requests(i: &Inputs) -> Outcome {
@@ -434,7 +496,11 @@ fn failed_requests(i: &Inputs) -> Outcome {
         None => skip("the tool printed no failure count"),
         Some(f) if f > 0.0 => (
             Status::Fail,
-            format!("{} requests failed; latency figures cover the {} successful ones only", f as u64, i.successful.map_or(0, |s| s as u64)),
+            format!(
+                "{} requests failed; latency figures cover the {} successful ones only",
+                f as u64,
+                i.successful.map_or(0, |s| s as u64)
+            ),
         ),
         Some(_) => (Status::Pass, "no failed requests".into()),
     }

@@ -85,13 +85,9 @@ fn token(i: &str) -> IResult<&str, Token> {
     // Numbers first: they are almost every value. A number never starts with a word token's
     // letters (`-inf` is tried by `word_token` after a plain `-` number fails).
     alt((
-        map(
-            (
-                terminated(digit1, (space0, char('/'), space0)),
-                digit1,
-            ),
-            |(a, b): (&str, &str)| Token::Ratio(a.parse().unwrap_or(u64::MAX), b.parse().unwrap_or(u64::MAX)),
-        ),
+        map((terminated(digit1, (space0, char('/'), space0)), digit1), |(a, b): (&str, &str)| {
+            Token::Ratio(a.parse().unwrap_or(u64::MAX), b.parse().unwrap_or(u64::MAX))
+        }),
         map(terminated(number, char('%')), |t| match t {
             Token::Number { value, .. } => Token::Percent(value),
             other => other,

@@ -10,7 +10,8 @@ fn bin() -> Command {
 }
 
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {
@@ -43,13 +44,20 @@ fn stdin_is_read_when_no_file_is_given_and_for_dash() {
 
 #[test]
 fn several_files_give_runs_in_input_order() {
-    let out = bin().args([sample("captured/vllm-s4.stdout.txt"), sample("captured/sglang-s1.stdout.txt")]).output().unwrap();
+    let out =
+        bin().args([sample("captured/vllm-s4.stdout.txt"), sample("captured/sglang-s1.stdout.txt")]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let report = json(&out);
     let runs = report["runs"].as_array().unwrap();
     let got: Vec<(String, u64, u64)> = runs
         .iter()
-        .map(|r| (r["source"]["parser"].as_str().unwrap().to_string(), r["source"]["block"].as_u64().unwrap(), r["workload"]["max_concurrency"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["source"]["parser"].as_str().unwrap().to_string(),
+                r["source"]["block"].as_u64().unwrap(),
+                r["workload"]["max_concurrency"].as_u64().unwrap(),
+            )
+        })
         .collect();
     let want: Vec<(String, u64, u64)> = vec![
         ("vllm-bench-serve".into(), 1, 1),
@@ -82,13 +90,20 @@ fn stdin_redirected_from_a_file_reads_like_a_pipe_from_where_the_file_stands() {
     for (got, piped) in [
         (from_file(&both, 0), run_with_stdin(&["--format=jsonl"], &[first.as_slice(), second.as_slice()].concat())),
         (from_file(&both, first.len() as u64), run_with_stdin(&["--format=jsonl"], &second)),
-        (from_file(&common::samples_dir().join("captured/vllm-s2.result.json"), 0), run_with_stdin(&["--format=jsonl"], &result)),
+        (
+            from_file(&common::samples_dir().join("captured/vllm-s2.result.json"), 0),
+            run_with_stdin(&["--format=jsonl"], &result),
+        ),
     ] {
         assert_eq!(got.status.code(), Some(0), "{}", String::from_utf8_lossy(&got.stderr));
         assert_eq!(String::from_utf8_lossy(&got.stdout), String::from_utf8_lossy(&piped.stdout));
         assert_eq!(got.stderr, piped.stderr);
     }
-    assert_eq!(String::from_utf8_lossy(&from_file(&both, first.len() as u64).stdout).lines().count(), 1, "only the second run");
+    assert_eq!(
+        String::from_utf8_lossy(&from_file(&both, first.len() as u64).stdout).lines().count(),
+        1,
+        "only the second run"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -170,7 +185,13 @@ fn jsonl_prints_one_run_per_line() {
 fn closing_stdout_early_is_not_an_error() {
     let log = std::fs::read_to_string(sample("captured/vllm-s4.stdout.txt")).unwrap();
     let big = log.repeat(400);
-    let mut child = bin().args(["--format", "jsonl"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = bin()
+        .args(["--format", "jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut input = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = input.write_all(big.as_bytes());
@@ -199,7 +220,12 @@ fn a_full_stdout_is_exit_4_said_once() {
         let out = bin().args(["--format", "jsonl"]).args(&args).stdout(full).stderr(Stdio::piped()).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(4), "{} inputs: {err}", args.len());
-        assert_eq!(err.lines().collect::<Vec<_>>(), ["bench-normalize: stdout: cannot write: No space left on device (os error 28)"], "{} inputs", args.len());
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            ["bench-normalize: stdout: cannot write: No space left on device (os error 28)"],
+            "{} inputs",
+            args.len()
+        );
     }
 }
 
@@ -222,7 +248,13 @@ fn tee_copies_the_input_unchanged() {
 fn jsonl_prints_each_run_as_soon_as_its_block_is_complete() {
     use std::io::{BufRead, BufReader};
     let log = std::fs::read_to_string(sample("captured/vllm-s1.stdout.txt")).unwrap();
-    let mut child = bin().args(["--format", "jsonl"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = bin()
+        .args(["--format", "jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut input = child.stdin.take().unwrap();
     input.write_all(log.as_bytes()).unwrap();
     input.flush().unwrap();
@@ -239,7 +271,8 @@ fn jsonl_prints_each_run_as_soon_as_its_block_is_complete() {
 
 #[test]
 fn many_files_in_parallel_keep_input_order() {
-    let mut files: Vec<String> = common::sample_files("captured", ".stdout.txt").iter().map(|p| p.display().to_string()).collect();
+    let mut files: Vec<String> =
+        common::sample_files("captured", ".stdout.txt").iter().map(|p| p.display().to_string()).collect();
     files.reverse();
     // Over two windows of files read at once (16 per core).
     let window = 16 * std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -249,7 +282,12 @@ fn many_files_in_parallel_keep_input_order() {
     }
     let out = bin().args(&files).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let inputs: Vec<String> = json(&out)["runs"].as_array().unwrap().iter().map(|r| r["source"]["input"].as_str().unwrap().to_string()).collect();
+    let inputs: Vec<String> = json(&out)["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["source"]["input"].as_str().unwrap().to_string())
+        .collect();
     let mut expected = Vec::new();
     for f in &files {
         let n = if f.ends_with("vllm-s4.stdout.txt") { 4 } else { 1 };

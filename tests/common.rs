@@ -39,7 +39,11 @@ pub fn samples() -> Vec<PathBuf> {
         .filter_map(|d| d.ok().map(|d| d.path()))
         .filter(|d| d.is_dir())
         .flat_map(|d| std::fs::read_dir(d).unwrap().filter_map(|e| e.ok().map(|e| e.path())))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| exts.iter().any(|x| e == *x)) && is_sample(&p.to_string_lossy()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension().is_some_and(|e| exts.iter().any(|x| e == *x))
+                && is_sample(&p.to_string_lossy())
+        })
         .collect();
     v.sort();
     v

@@ -89,7 +89,12 @@ fn survives(case: &str) -> Result<(), String> {
         return Ok(());
     }
     // The panic message or the abort's reason (the harness's own lines go to stdout).
-    let why: String = stderr.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("note: run with")).take(12).collect::<Vec<_>>().join("\n  ");
+    let why: String = stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("note: run with"))
+        .take(12)
+        .collect::<Vec<_>>()
+        .join("\n  ");
     Err(format!("{case}: {}\n  {why}", out.status))
 }
 
@@ -105,8 +110,15 @@ fn assert_survives(case: &str) {
 
 #[test]
 fn inline_edge_cases_return() {
-    let failures: Vec<String> = INLINE.iter().filter_map(|(name, _)| survives(&format!("inline:{name}")).err()).collect();
-    assert!(failures.is_empty(), "{} of {} inputs did not return:\n{}", failures.len(), INLINE.len(), failures.join("\n"));
+    let failures: Vec<String> =
+        INLINE.iter().filter_map(|(name, _)| survives(&format!("inline:{name}")).err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} inputs did not return:\n{}",
+        failures.len(),
+        INLINE.len(),
+        failures.join("\n")
+    );
 }
 
 /// Every file in `tests/fuzz_cases/`.
@@ -118,7 +130,13 @@ fn every_file_in_fuzz_cases_returns() {
     };
     files.sort();
     let failures: Vec<String> = files.iter().filter_map(|p| survives(&format!("file:{}", p.display())).err()).collect();
-    assert!(failures.is_empty(), "{} of {} inputs did not return:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} inputs did not return:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ use serde_json::Value;
 fn measured<'t>(truth: &'t Value, run: &Run) -> Option<&'t Value> {
     let one = &truth["measured_by_emulator"];
     let step = &truth["measured_by_emulator_per_step"][run.source.block.saturating_sub(1)]["measured_by_emulator"];
-    let by_concurrency = run.workload.number("max_concurrency").map(|c| &truth["measured_by_emulator_per_concurrency"][format!("{c}")]);
+    let by_concurrency =
+        run.workload.number("max_concurrency").map(|c| &truth["measured_by_emulator_per_concurrency"][format!("{c}")]);
     [Some(one), Some(step), by_concurrency].into_iter().flatten().find(|v| v.is_object())
 }
 
@@ -30,7 +31,9 @@ fn check_sample(truth_path: &Path) -> Vec<String> {
     let summary: Vec<&Run> = runs.iter().filter(|r| r.source.parser == "vllm-rs-sweep-summary").collect();
     for (step, run) in summary.iter().enumerate() {
         let name = format!("{} summary line {}", common::sample_name(Path::new(&stdout)), step + 1);
-        let measured = truth["measured_by_emulator_per_step"][step]["measured_by_emulator"]["mean_tpot_ms"].as_f64().expect("a measured TPOT per step");
+        let measured = truth["measured_by_emulator_per_step"][step]["measured_by_emulator"]["mean_tpot_ms"]
+            .as_f64()
+            .expect("a measured TPOT per step");
         match run.reported.stat("tpot_ms").and_then(|s| s.get(StatKey::P(50.0))) {
             Some(p50) if common::is_truth(p50, measured, true) => {}
             other => failures.push(format!("{name}: P50 TPOT {other:?} vs the step's measured {measured}")),
@@ -48,10 +51,16 @@ fn check_sample(truth_path: &Path) -> Vec<String> {
         // The TPOT the emulator realized in this run; the one it was configured with when the
         // truth file has no measurement.
         let m = measured(&truth, run);
-        let true_tpot = m.and_then(|m| m["mean_tpot_ms"].as_f64()).unwrap_or_else(|| truth["true_tpot_ms"].as_f64().expect("true_tpot_ms"));
+        let true_tpot = m
+            .and_then(|m| m["mean_tpot_ms"].as_f64())
+            .unwrap_or_else(|| truth["true_tpot_ms"].as_f64().expect("true_tpot_ms"));
         let printed = run.derived.tpot_ms.method == Some(TpotMethod::ToolTpot);
         if !common::is_truth(tpot, true_tpot, printed) {
-            failures.push(format!("{name}: derived TPOT {tpot} ({:?}) vs true {true_tpot} ({:.3}% off)", run.derived.tpot_ms.method, (tpot - true_tpot) / true_tpot * 100.0));
+            failures.push(format!(
+                "{name}: derived TPOT {tpot} ({:?}) vs true {true_tpot} ({:.3}% off)",
+                run.derived.tpot_ms.method,
+                (tpot - true_tpot) / true_tpot * 100.0
+            ));
         }
         // The per-user decode rate is the TPOT's reciprocal (both kept to six significant digits).
         let per_user = run.derived.per_user_decode_tok_per_s.unwrap_or(0.0);
@@ -67,7 +76,10 @@ fn check_sample(truth_path: &Path) -> Vec<String> {
             }
         }
         if run.verdict != bench_normalize::report::Verdict::Accepted {
-            failures.push(format!("{name}: a real, consistent run was rejected: {:?}", run.checks.iter().filter(|c| c.status == bench_normalize::report::Status::Fail).collect::<Vec<_>>()));
+            failures.push(format!(
+                "{name}: a real, consistent run was rejected: {:?}",
+                run.checks.iter().filter(|c| c.status == bench_normalize::report::Status::Fail).collect::<Vec<_>>()
+            ));
         }
     }
     failures

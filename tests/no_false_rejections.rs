@@ -3,8 +3,8 @@
 //! vLLM and SGLang print them (2 decimals), are never rejected; the same runs with the per-chunk
 //! ITL copied into the TPOT rows are, when chunks carry 3+ tokens and the slots are busy.
 
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use bench_normalize::normalize_str;
 use bench_normalize::report::{Severity, Status, Verdict};
@@ -24,19 +24,30 @@ struct Scenario {
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
-    (1usize..48, 0usize..4, 1usize..=256, 1usize..=16, 2.0f64..120.0, 15.0f64..3000.0, 2usize..1500, any::<bool>(), any::<u64>()).prop_map(
-        |(requests, failed, concurrency, tokens_per_chunk, tpot_ms, ttft_ms, max_len, fixed_len, seed)| Scenario {
-            requests,
-            failed: failed.min(requests.saturating_sub(1)),
-            concurrency,
-            tokens_per_chunk,
-            tpot_ms,
-            ttft_ms,
-            max_len,
-            fixed_len,
-            seed,
-        },
+    (
+        1usize..48,
+        0usize..4,
+        1usize..=256,
+        1usize..=16,
+        2.0f64..120.0,
+        15.0f64..3000.0,
+        2usize..1500,
+        any::<bool>(),
+        any::<u64>(),
     )
+        .prop_map(
+            |(requests, failed, concurrency, tokens_per_chunk, tpot_ms, ttft_ms, max_len, fixed_len, seed)| Scenario {
+                requests,
+                failed: failed.min(requests.saturating_sub(1)),
+                concurrency,
+                tokens_per_chunk,
+                tpot_ms,
+                ttft_ms,
+                max_len,
+                fixed_len,
+                seed,
+            },
+        )
 }
 
 /// A small deterministic generator (xorshift), so a failing case replays exactly.
@@ -76,7 +87,11 @@ fn simulate(s: &Scenario) -> Printed {
     let (mut ttft, mut tpot, mut itl, mut e2e, mut lens) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut decode_tokens, mut chunks, mut decode_work) = (0usize, 0usize, 0.0);
     for _ in 0..s.requests {
-        let n = if s.fixed_len { s.max_len } else { rng.between((s.max_len / 2).max(2) as f64, s.max_len as f64 + 1.0) as usize };
+        let n = if s.fixed_len {
+            s.max_len
+        } else {
+            rng.between((s.max_len / 2).max(2) as f64, s.max_len as f64 + 1.0) as usize
+        };
         let t = s.tpot_ms * rng.between(0.85, 1.15);
         let f = s.ttft_ms * rng.between(0.8, 1.25);
         // After the first token, chunks of k tokens, written when their last token is produced.
@@ -140,9 +155,18 @@ fn row(label: &str, value: String) -> String {
 
 fn stat_rows(name: &str, v: &[f64], tool: &str) -> String {
     let mut out = String::new();
-    let stats: &[(&str, f64)] = &[("Mean", mean(v)), ("Median", percentile(v, 50.0)), ("P90", percentile(v, 90.0)), ("P99", percentile(v, 99.0))];
+    let stats: &[(&str, f64)] = &[
+        ("Mean", mean(v)),
+        ("Median", percentile(v, 50.0)),
+        ("P90", percentile(v, 90.0)),
+        ("P99", percentile(v, 99.0)),
+    ];
     for (label, x) in stats {
-        let l = if tool == "sglang" && name == "E2E" { format!("{label} E2E Latency (ms):") } else { format!("{label} {name} (ms):") };
+        let l = if tool == "sglang" && name == "E2E" {
+            format!("{label} E2E Latency (ms):")
+        } else {
+            format!("{label} {name} (ms):")
+        };
         out += &row(&l, format!("{x:.2}"));
     }
     out
@@ -202,7 +226,12 @@ fn sglang_block(p: &Printed, tpot_from_itl: bool) -> String {
 
 fn errors(block: &str) -> Vec<String> {
     let runs = normalize_str(block, "sim").unwrap();
-    runs[0].checks.iter().filter(|c| c.severity == Severity::Error && c.status == Status::Fail).map(|c| format!("{}: {}", c.id, c.message)).collect()
+    runs[0]
+        .checks
+        .iter()
+        .filter(|c| c.severity == Severity::Error && c.status == Status::Fail)
+        .map(|c| format!("{}: {}", c.id, c.message))
+        .collect()
 }
 
 proptest! {

@@ -96,7 +96,9 @@ impl Sample {
             .blocks
             .iter()
             .enumerate()
-            .map(|(i, &(f, l))| if self.cut_off[i] { (f, self.blocks.get(i + 1).map_or(self.lines.len() + 1, |b| b.0)) } else { (f, l) })
+            .map(|(i, &(f, l))| {
+                if self.cut_off[i] { (f, self.blocks.get(i + 1).map_or(self.lines.len() + 1, |b| b.0)) } else { (f, l) }
+            })
             .collect();
         (0..=self.lines.len()).filter(|&k| !reach.iter().any(|&(f, l)| f <= k && k < l)).collect()
     }
@@ -106,7 +108,9 @@ impl Sample {
     fn inside_gaps(&self) -> Vec<usize> {
         let closed = self.blocks.iter().zip(&self.cut_off).filter(|(_, c)| !**c).map(|(b, _)| *b);
         let closed: Vec<(usize, usize)> = closed.collect();
-        (0..=self.lines.len()).filter(|&k| closed.iter().any(|&(f, l)| f <= k && k < l) && !self.in_trailer_gap(k)).collect()
+        (0..=self.lines.len())
+            .filter(|&k| closed.iter().any(|&(f, l)| f <= k && k < l) && !self.in_trailer_gap(k))
+            .collect()
     }
 
     /// Places between a block's closing line and its trailer's banner.
@@ -131,7 +135,12 @@ fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, bench_normalize::Error>
 /// What must not change: see the module documentation.
 fn project(run: &Run) -> Value {
     let v = serde_json::to_value(run).expect("a run serializes");
-    let checks: Vec<Value> = v["checks"].as_array().into_iter().flatten().map(|c| json!({ "id": c["id"], "severity": c["severity"], "status": c["status"] })).collect();
+    let checks: Vec<Value> = v["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| json!({ "id": c["id"], "severity": c["severity"], "status": c["status"] }))
+        .collect();
     let rows: Vec<Value> = v["rows"]
         .as_array()
         .into_iter()
@@ -171,14 +180,21 @@ fn samples() -> &'static [Sample] {
             .map(|p| {
                 let name = common::sample_name(p);
                 let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{name}: {e}"));
-                let runs = run_all(&bytes, &name).unwrap_or_else(|e| panic!("{name}: the clean sample does not normalize: {e}"));
+                let runs = run_all(&bytes, &name)
+                    .unwrap_or_else(|e| panic!("{name}: the clean sample does not normalize: {e}"));
                 let blocks: Vec<(usize, usize)> = runs
                     .iter()
-                    .map(|r| (r.source.first_line.expect("a text run has a first line"), r.source.last_line.expect("a text run has a last line")))
+                    .map(|r| {
+                        (
+                            r.source.first_line.expect("a text run has a first line"),
+                            r.source.last_line.expect("a text run has a last line"),
+                        )
+                    })
                     .collect();
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 let body = text.strip_suffix('\n').unwrap_or(&text);
-                let lines: Vec<String> = body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect();
+                let lines: Vec<String> =
+                    body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect();
                 let trailers = blocks.iter().filter_map(|&(f, l)| trailer_of(&lines, f, l)).collect();
                 let cut_off = runs.iter().map(|r| r.source.truncated.is_some()).collect();
                 Sample { name, lines, blocks, cut_off, trailers, expected: runs.iter().map(project).collect() }
@@ -244,7 +260,12 @@ fn render(sample: &Sample, noise: &Noise) -> Vec<u8> {
 }
 
 /// Inserted lines, each at a place chosen among `gaps`; at most `max_per_place` at one place.
-fn choose_inserts(gaps: &[usize], picks: &[(Index, usize)], lines: &[&str], max_per_place: usize) -> Vec<(usize, String)> {
+fn choose_inserts(
+    gaps: &[usize],
+    picks: &[(Index, usize)],
+    lines: &[&str],
+    max_per_place: usize,
+) -> Vec<(usize, String)> {
     let mut count: HashMap<usize, usize> = HashMap::new();
     let mut out = Vec::new();
     if gaps.is_empty() {
@@ -280,7 +301,13 @@ fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
         }
         (Value::Array(x), Value::Array(y)) => {
             let n = x.len().max(y.len());
-            (0..n).find_map(|i| first_difference(&format!("{path}[{i}]"), x.get(i).unwrap_or(&Value::Null), y.get(i).unwrap_or(&Value::Null)))
+            (0..n).find_map(|i| {
+                first_difference(
+                    &format!("{path}[{i}]"),
+                    x.get(i).unwrap_or(&Value::Null),
+                    y.get(i).unwrap_or(&Value::Null),
+                )
+            })
         }
         (Value::Object(_), Value::Null) => first_difference(path, a, &Value::Object(Default::default())),
         (Value::Null, Value::Object(_)) => first_difference(path, &Value::Object(Default::default()), b),
@@ -292,7 +319,9 @@ fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
 /// The noisy input normalizes to the clean sample's runs; otherwise a message with the input.
 fn same_runs(sample: &Sample, noise: &Noise) -> Result<(), String> {
     let bytes = render(sample, noise);
-    let shown = || format!("sample {}, noise {:?}\ninput:\n{}", sample.name, noise, String::from_utf8_lossy(&bytes).escape_debug());
+    let shown = || {
+        format!("sample {}, noise {:?}\ninput:\n{}", sample.name, noise, String::from_utf8_lossy(&bytes).escape_debug())
+    };
     let runs = run_all(&bytes, &sample.name).map_err(|e| format!("error {e}\n{}", shown()))?;
     let got: Vec<Value> = runs.iter().map(project).collect();
     if got.len() != sample.expected.len() {

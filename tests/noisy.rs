@@ -47,10 +47,16 @@ fn fenced_quoted_and_indented_pastes() {
     assert_eq!(md.len(), 2);
     // Both pasted without the lines before their banner: the figures of the block itself agree.
     let v = clean("captured/vllm-s1.stdout.txt");
-    assert_eq!((md[0].totals.clone(), md[0].reported.clone(), md[0].derived.clone()), (v.totals, v.reported, v.derived));
+    assert_eq!(
+        (md[0].totals.clone(), md[0].reported.clone(), md[0].derived.clone()),
+        (v.totals, v.reported, v.derived)
+    );
     // The quoted SGLang block lost its preamble and its trailing spaces, nothing else.
     let s = clean("captured/sglang-s1.stdout.txt");
-    assert_eq!((md[1].totals.clone(), md[1].reported.clone(), md[1].derived.clone()), (s.totals, s.reported, s.derived));
+    assert_eq!(
+        (md[1].totals.clone(), md[1].reported.clone(), md[1].derived.clone()),
+        (s.totals, s.reported, s.derived)
+    );
     let yaml = runs("yaml-embedded.yaml");
     assert_eq!(yaml.len(), 2);
     assert_eq!(yaml[0].derived, clean("captured/sglang-oai-s3.stdout.txt").derived);
@@ -61,7 +67,10 @@ fn fenced_quoted_and_indented_pastes() {
 fn a_block_on_one_line_and_a_block_in_an_escaped_json_log() {
     let one = runs("one-line.txt").remove(0);
     let c = clean("captured/sglang-oai-s6.stdout.txt");
-    assert_eq!((one.totals.clone(), one.reported.clone(), one.derived.clone(), one.verdict), (c.totals, c.reported, c.derived, Verdict::Accepted));
+    assert_eq!(
+        (one.totals.clone(), one.reported.clone(), one.derived.clone(), one.verdict),
+        (c.totals, c.reported, c.derived, Verdict::Accepted)
+    );
     let log = runs("escaped-json-log.jsonl").remove(0);
     let c = clean("captured/vllm-s6.stdout.txt");
     assert_eq!((log.totals.clone(), log.reported.clone(), log.verdict), (c.totals, c.reported, Verdict::Accepted));
@@ -101,7 +110,10 @@ fn a_run_cut_off_by_a_crash_then_the_next_run() {
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].verdict, Verdict::Rejected);
     let check = got[0].checks.iter().find(|c| c.id == "complete-block").unwrap();
-    assert_eq!(check.message, "the block was cut off after line 14 (the lines after it are not rows and no closing line came); missing: reported.tpot_ms or reported.e2e_ms, reported.itl_ms");
+    assert_eq!(
+        check.message,
+        "the block was cut off after line 14 (the lines after it are not rows and no closing line came); missing: reported.tpot_ms or reported.e2e_ms, reported.itl_ms"
+    );
     // The next run keeps its own preamble (read after the cut block ended).
     same_figures(&got[1], &clean("captured/vllm-s1.stdout.txt"), "next run");
 }
@@ -109,8 +121,16 @@ fn a_run_cut_off_by_a_crash_then_the_next_run() {
 #[test]
 fn three_tools_in_one_stream_with_bars_and_warnings() {
     let got = runs("mixed-tools-one-stream.txt");
-    let parsers: Vec<(&str, Option<&str>)> = got.iter().map(|r| (r.source.parser.as_str(), r.source.variant.as_deref())).collect();
-    assert_eq!(parsers, [("vllm-bench-serve", Some("0.13+")), ("sglang-bench-serving", Some("0.5.3.post3-0.5.5.post1")), ("vllm-bench-serve", Some("rust-0.33"))]);
+    let parsers: Vec<(&str, Option<&str>)> =
+        got.iter().map(|r| (r.source.parser.as_str(), r.source.variant.as_deref())).collect();
+    assert_eq!(
+        parsers,
+        [
+            ("vllm-bench-serve", Some("0.13+")),
+            ("sglang-bench-serving", Some("0.5.3.post3-0.5.5.post1")),
+            ("vllm-bench-serve", Some("rust-0.33"))
+        ]
+    );
     same_figures(&got[0], &clean("versions/vllm0.13.0-s1.stdout.txt"), "vllm 0.13");
     same_figures(&got[1], &clean("versions/sglang0.5.5.post1-oai-s2.stdout.txt"), "sglang 0.5.5.post1");
     same_figures(&got[2], &clean("versions/vllmrs0.33.0-s2.stdout.txt"), "vllm-rs");
@@ -124,16 +144,43 @@ fn three_tools_in_one_stream_with_bars_and_warnings() {
 #[test]
 fn the_vllm_rs_sweep_gives_one_run_per_step_with_its_steady_state() {
     let got = common::normalize_file(&common::samples_dir().join("versions/vllmrs0.33.0-sweep.stdout.txt")).unwrap();
-    let (steps, summary): (Vec<&bench_normalize::Run>, Vec<&bench_normalize::Run>) = got.iter().partition(|r| r.source.parser == "vllm-bench-serve");
-    let figures: Vec<(Option<f64>, Option<f64>)> = steps.iter().map(|r| (r.workload.number("max_concurrency"), r.reported.number("steady_state.output_chunks_per_s"))).collect();
+    let (steps, summary): (Vec<&bench_normalize::Run>, Vec<&bench_normalize::Run>) =
+        got.iter().partition(|r| r.source.parser == "vllm-bench-serve");
+    let figures: Vec<(Option<f64>, Option<f64>)> = steps
+        .iter()
+        .map(|r| (r.workload.number("max_concurrency"), r.reported.number("steady_state.output_chunks_per_s")))
+        .collect();
     assert_eq!(figures, [(Some(1.0), Some(8.31)), (Some(2.0), Some(16.47)), (Some(4.0), Some(32.65))]);
     // The Sweep Summary after the steps: one run per line, which repeats the step's figures.
-    let lines: Vec<(Option<&str>, Option<f64>, Option<f64>)> = summary.iter().map(|r| (r.workload.text("strategy"), r.reported.number("request_per_s"), r.reported.number("steady_state.output_chunks_per_s"))).collect();
-    assert_eq!(lines, [(Some("concurrency=1"), Some(0.59), Some(8.31)), (Some("concurrency=2"), Some(1.19), Some(16.47)), (Some("concurrency=4"), Some(2.37), Some(32.65))]);
+    let lines: Vec<(Option<&str>, Option<f64>, Option<f64>)> = summary
+        .iter()
+        .map(|r| {
+            (
+                r.workload.text("strategy"),
+                r.reported.number("request_per_s"),
+                r.reported.number("steady_state.output_chunks_per_s"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (Some("concurrency=1"), Some(0.59), Some(8.31)),
+            (Some("concurrency=2"), Some(1.19), Some(16.47)),
+            (Some("concurrency=4"), Some(2.37), Some(32.65))
+        ]
+    );
     assert!(summary.iter().all(|r| r.source.parser == "vllm-rs-sweep-summary"));
     for r in &steps {
         // The steady-state rows never feed the main figures.
-        assert_eq!(r.rows.iter().filter(|row| row.section.as_deref() == Some("Steady-State Metrics") && row.field.as_deref().is_some_and(|f| !f.starts_with("reported.steady_state"))).count(), 0);
+        assert_eq!(
+            r.rows
+                .iter()
+                .filter(|row| row.section.as_deref() == Some("Steady-State Metrics")
+                    && row.field.as_deref().is_some_and(|f| !f.starts_with("reported.steady_state")))
+                .count(),
+            0
+        );
     }
 }
 
@@ -176,16 +223,23 @@ impl std::io::Read for Xs {
 #[test]
 fn a_gigabyte_without_a_newline_is_read_in_bounded_memory() {
     let reader = std::io::BufReader::with_capacity(1 << 20, Xs(1 << 30));
-    let e = bench_normalize::normalize(reader, "huge", &bench_normalize::Options::default(), &mut |_| Ok(())).unwrap_err();
+    let e =
+        bench_normalize::normalize(reader, "huge", &bench_normalize::Options::default(), &mut |_| Ok(())).unwrap_err();
     assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
 }
 
 #[test]
 fn a_block_of_100k_rows() {
     // `--metric-percentiles` with 100k values: 100k known rows in one section.
-    let mut text = String::from("============ Serving Benchmark Result ============\nSuccessful requests:                     16\nBenchmark duration (s):                  26.74\nTotal generated tokens:                  8192\n---------------Time to First Token----------------\nMean TTFT (ms):                          140.14\n");
+    let mut text = String::from(
+        "============ Serving Benchmark Result ============\nSuccessful requests:                     16\nBenchmark duration (s):                  26.74\nTotal generated tokens:                  8192\n---------------Time to First Token----------------\nMean TTFT (ms):                          140.14\n",
+    );
     for i in 1..=100_000u32 {
-        text.push_str(&format!("P{:.3} TTFT (ms):                      {:.2}\n", i as f64 / 1000.0, 100.0 + i as f64 / 1000.0));
+        text.push_str(&format!(
+            "P{:.3} TTFT (ms):                      {:.2}\n",
+            i as f64 / 1000.0,
+            100.0 + i as f64 / 1000.0
+        ));
     }
     text.push_str("----------------End-to-end Latency----------------\nMean E2EL (ms):                          6682.24\n==================================================\n");
     let runs = bench_normalize::normalize_str(&text, "big").unwrap();
@@ -202,7 +256,18 @@ fn the_peers_tables_in_one_stream_each_read_as_alone() {
     let parsers: Vec<&str> = got.iter().map(|r| r.source.parser.as_str()).collect();
     assert_eq!(
         parsers,
-        ["vllm-bench-serve", "aiperf-console", "guidellm-console", "vllm-bench-serve", "vllm-bench-serve", "vllm-bench-serve", "vllm-rs-sweep-summary", "vllm-rs-sweep-summary", "vllm-rs-sweep-summary", "genai-perf-console"]
+        [
+            "vllm-bench-serve",
+            "aiperf-console",
+            "guidellm-console",
+            "vllm-bench-serve",
+            "vllm-bench-serve",
+            "vllm-bench-serve",
+            "vllm-rs-sweep-summary",
+            "vllm-rs-sweep-summary",
+            "vllm-rs-sweep-summary",
+            "genai-perf-console"
+        ]
     );
     same_figures(&got[0], &clean("captured/vllm-s2.stdout.txt"), "vllm");
     same_figures(&got[1], &clean("peers/aiperf-s2.stdout.txt"), "aiperf");

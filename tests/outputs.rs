@@ -37,7 +37,8 @@ fn every_snapshot_validates_against_the_schema() {
         if report.get("error").is_some() {
             continue;
         }
-        let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path())).take(3).collect();
+        let errors: Vec<String> =
+            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path())).take(3).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
@@ -90,7 +91,18 @@ fn dstack_metrics_take_tpot_from_the_derivation_and_null_what_is_unknown() {
     let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["successful_requests", "failed_requests", "duration_seconds", "total_input_tokens", "total_output_tokens", "output_tok_per_s", "per_user_tok_per_s", "ttft_ms", "tpot_ms", "e2e_ms"]
+        [
+            "successful_requests",
+            "failed_requests",
+            "duration_seconds",
+            "total_input_tokens",
+            "total_output_tokens",
+            "output_tok_per_s",
+            "per_user_tok_per_s",
+            "ttft_ms",
+            "tpot_ms",
+            "e2e_ms"
+        ]
     );
     let tpot = m["tpot_ms"]["mean"].as_f64().unwrap();
     assert!((tpot - 12.8).abs() < 0.01, "{tpot}: never the ITL");
@@ -215,12 +227,18 @@ fn a_pipelined_read_hands_out_every_run_once_in_order_rendered_or_not() {
         let mut sink = Both { runs: Vec::new(), rendered: 0 };
         let opts = Options { pipelined, ready, ..Options::default() };
         // Read a few KB at a time, as from a pipe.
-        bench_normalize::normalize(std::io::BufReader::with_capacity(4096, &text[..]), "all.txt", &opts, &mut sink).unwrap();
+        bench_normalize::normalize(std::io::BufReader::with_capacity(4096, &text[..]), "all.txt", &opts, &mut sink)
+            .unwrap();
         sink
     };
     let (alone, pipelined, never_waiting) = (read(false, None), read(true, None), read(true, Some(&always)));
     assert!(alone.runs.len() > 50, "{}", alone.runs.len());
-    eprintln!("{} and {} of {} runs rendered on the second thread", pipelined.rendered, never_waiting.rendered, pipelined.runs.len());
+    eprintln!(
+        "{} and {} of {} runs rendered on the second thread",
+        pipelined.rendered,
+        never_waiting.rendered,
+        pipelined.runs.len()
+    );
     assert_eq!(alone.rendered, 0, "only a pipelined read renders");
     // The worker renders at least the last blocks, once the scanner has no more to send: the
     // outline path above is always taken.
@@ -265,7 +283,9 @@ fn a_pipelined_read_of_a_stream_hands_out_each_run_before_it_reads_on() {
         Ok(())
     };
     let opts = Options { pipelined: true, ..Options::default() };
-    let found = bench_normalize::normalize(std::io::BufReader::with_capacity(64 * 1024, input), "live.log", &opts, &mut sink).unwrap();
+    let found =
+        bench_normalize::normalize(std::io::BufReader::with_capacity(64 * 1024, input), "live.log", &opts, &mut sink)
+            .unwrap();
     assert_eq!(found, 5);
     let blocks: Vec<usize> = got.lock().unwrap().iter().map(|r| r.source.block).collect();
     assert_eq!(blocks, [1, 2, 3, 4, 5]);
@@ -277,7 +297,8 @@ fn a_pipelined_read_of_a_stream_hands_out_each_run_before_it_reads_on() {
 fn the_json_report_written_run_by_run_is_the_whole_report() {
     use bench_normalize::emit::{JsonReport, write_json};
     let mut runs = Vec::new();
-    for name in ["captured/vllm-s4.stdout.txt", "captured/sglang-oai-s2spec.stdout.txt", "peers/guidellm-s2.stdout.txt"] {
+    for name in ["captured/vllm-s4.stdout.txt", "captured/sglang-oai-s2spec.stdout.txt", "peers/guidellm-s2.stdout.txt"]
+    {
         let path = common::samples_dir().join(name);
         runs.append(&mut common::normalize_file(&path).unwrap_or_else(|e| panic!("{name}: {e}")));
     }
@@ -294,7 +315,11 @@ fn the_json_report_written_run_by_run_is_the_whole_report() {
             if n > 0 {
                 write_json(&mut whole, &bench_normalize::Report::new(runs[..n].to_vec()), pretty).unwrap();
             }
-            assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole).unwrap(), "pretty {pretty}, {n} runs");
+            assert_eq!(
+                String::from_utf8(streamed).unwrap(),
+                String::from_utf8(whole).unwrap(),
+                "pretty {pretty}, {n} runs"
+            );
         }
     }
 }

@@ -7,7 +7,8 @@ use bench_normalize::Run;
 use bench_normalize::report::{Status, TpotMethod};
 
 fn one(file: &str) -> Run {
-    let mut runs = common::normalize_file(&common::samples_dir().join("peers").join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut runs = common::normalize_file(&common::samples_dir().join("peers").join(file))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
     assert_eq!(runs.len(), 1);
     runs.remove(0)
 }
@@ -21,7 +22,10 @@ struct Truth {
 fn truth(file: &str) -> Truth {
     let t = common::read_json(&common::samples_dir().join("peers").join(file));
     let m = &t["measured_by_emulator"];
-    Truth { tpot_ms: m["mean_tpot_ms"].as_f64().unwrap(), tokens_per_chunk: m["mean_tokens_per_decode_chunk"].as_f64().unwrap() }
+    Truth {
+        tpot_ms: m["mean_tpot_ms"].as_f64().unwrap(),
+        tokens_per_chunk: m["mean_tokens_per_decode_chunk"].as_f64().unwrap(),
+    }
 }
 
 fn row_field<'a>(run: &'a Run, key: &str) -> Option<&'a str> {
@@ -49,7 +53,10 @@ fn guidellm_itl_is_a_tpot_and_its_tpot_includes_ttft() {
     let run = one("guidellm-s2.benchmarks.json");
     assert_eq!(run.source.parser, "guidellm-benchmarks");
     assert_eq!(row_field(&run, "metrics.inter_token_latency_ms.successful.mean"), Some("reported.tpot_ms.mean"));
-    assert_eq!(row_field(&run, "metrics.time_per_output_token_ms.successful.mean"), Some("reported.latency_per_output_token_ms.mean"));
+    assert_eq!(
+        row_field(&run, "metrics.time_per_output_token_ms.successful.mean"),
+        Some("reported.latency_per_output_token_ms.mean")
+    );
     let t = truth("guidellm-s2.truth.json");
     let d = run.derived.tpot_ms.mean.unwrap();
     assert!(common::is_truth(d, t.tpot_ms, false), "{d} vs {}", t.tpot_ms);
@@ -68,7 +75,11 @@ fn guidellm_counting_chunks_as_tokens_is_said() {
     assert_eq!(run.totals.number("output_tokens"), Some(848.0));
     let check = run.checks.iter().find(|c| c.id == "token-count-source").unwrap();
     assert_eq!(check.status, Status::Fail);
-    assert!(check.message.starts_with("53 tokens per request counted at 1 per streamed chunk where 512 were asked"), "{}", check.message);
+    assert!(
+        check.message.starts_with("53 tokens per request counted at 1 per streamed chunk where 512 were asked"),
+        "{}",
+        check.message
+    );
 }
 
 #[test]
@@ -81,7 +92,10 @@ fn aiperf_console_tables_read_like_its_export() {
         assert_eq!(run.source.parser, "aiperf-console");
         assert_eq!(run.source.variant.as_deref(), Some("0.13"));
         // The wrapped label "Output Token Throughput Per User / (tokens/sec/user)" is one row.
-        assert_eq!(row_field(run, "Output Token Throughput Per User (tokens/sec/user) (avg)"), Some("reported.per_user_tok_per_s"));
+        assert_eq!(
+            row_field(run, "Output Token Throughput Per User (tokens/sec/user) (avg)"),
+            Some("reported.per_user_tok_per_s")
+        );
         assert_eq!(row_field(run, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
         assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(6692.73), "thousands separators read");
         let d = run.derived.tpot_ms.mean.unwrap();
@@ -91,7 +105,12 @@ fn aiperf_console_tables_read_like_its_export() {
     }
     // Every cell is kept, "N/A" ones too.
     assert_eq!(console.rows.len(), log.rows.len());
-    assert!(console.rows.iter().any(|r| r.label == "Request Throughput (requests/sec) (p99)" && r.value.as_deref() == Some("N/A")));
+    assert!(
+        console
+            .rows
+            .iter()
+            .any(|r| r.label == "Request Throughput (requests/sec) (p99)" && r.value.as_deref() == Some("N/A"))
+    );
 }
 
 #[test]
@@ -145,17 +164,32 @@ fn genai_perf_console_csv_and_json_read_alike_and_its_inter_token_latency_is_the
         let console = one(&format!("{run_name}.stdout.txt"));
         let csv = one(&format!("{run_name}.profile_export_genai_perf.csv"));
         let json = one(&format!("{run_name}.profile_export_genai_perf.json"));
-        assert_eq!([console.source.parser.as_str(), csv.source.parser.as_str(), json.source.parser.as_str()], ["genai-perf-console", "genai-perf-csv", "genai-perf-export"], "{run_name}");
+        assert_eq!(
+            [console.source.parser.as_str(), csv.source.parser.as_str(), json.source.parser.as_str()],
+            ["genai-perf-console", "genai-perf-csv", "genai-perf-export"],
+            "{run_name}"
+        );
         assert_eq!(row_field(&console, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
         assert_eq!(row_field(&csv, "Inter Token Latency (ms) (avg)"), Some("reported.tpot_ms.mean"));
         assert_eq!(row_field(&json, "inter_token_latency.avg"), Some("reported.tpot_ms.mean"));
         // "Time To Second Token" is the gap to the second chunk: kept, feeding nothing.
-        assert_eq!(console.rows.iter().find(|r| r.label == "Time To Second Token (ms) (avg)").map(|r| r.field.is_none()), Some(true));
+        assert_eq!(
+            console.rows.iter().find(|r| r.label == "Time To Second Token (ms) (avg)").map(|r| r.field.is_none()),
+            Some(true)
+        );
         for run in [&console, &csv, &json] {
             let d = run.derived.tpot_ms.mean.unwrap();
-            assert!(common::is_truth(d, measured, false), "{run_name} {}: derived {d} vs measured {measured}", run.source.parser);
+            assert!(
+                common::is_truth(d, measured, false),
+                "{run_name} {}: derived {d} vs measured {measured}",
+                run.source.parser
+            );
             let printed = run.reported.stat("tpot_ms").unwrap().mean().unwrap();
-            assert!(common::is_truth(printed, measured, true), "{run_name} {}: printed {printed} vs measured {measured}", run.source.parser);
+            assert!(
+                common::is_truth(printed, measured, true),
+                "{run_name} {}: printed {printed} vs measured {measured}",
+                run.source.parser
+            );
             assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted, "{run_name} {}", run.source.parser);
         }
         assert_eq!(json.workload.number("max_concurrency"), Some(4.0));

@@ -61,7 +61,9 @@ fn a_definition_file_alone_adds_a_format() {
 fn a_definition_with_the_id_of_a_built_in_replaces_it() {
     let dir = std::env::temp_dir().join(format!("bn-override-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let builtin = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("parsers/sglang-multimodal-gen.toml")).unwrap();
+    let builtin =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("parsers/sglang-multimodal-gen.toml"))
+            .unwrap();
     std::fs::write(dir.join("mine.toml"), builtin.replace("Latency {stat} (s):", "Latency {stat} (sec):")).unwrap();
     let o = bin().args(["parsers", "--format", "json", "--parsers", dir.to_str().unwrap()]).output().unwrap();
     let list: Value = serde_json::from_slice(&o.stdout).unwrap();

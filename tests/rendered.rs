@@ -31,7 +31,11 @@ fn each_rendered_variant_is_recognized() {
         ("sglang-0.5.23-goodput-cache.txt", "sglang-bench-serving", "0.5.23"),
         ("sglang-multi-0.4.1.txt", "sglang-bench-serving", "0.3.6.post3-0.4.1.post7"),
     ];
-    assert_eq!(common::sample_files("rendered", ".txt").len(), want.len(), "a rendered sample without an expectation here");
+    assert_eq!(
+        common::sample_files("rendered", ".txt").len(),
+        want.len(),
+        "a rendered sample without an expectation here"
+    );
     for (file, parser, variant) in want {
         for run in runs(file) {
             assert_eq!((run.source.parser.as_str(), run.source.variant.as_deref()), (parser, Some(variant)), "{file}");
@@ -112,7 +116,8 @@ fn duplicate_cache_labels_and_goodput_keep_both_values() {
 
 #[test]
 fn multi_rate_runs_are_three_runs_with_their_rates() {
-    let rates: Vec<Option<f64>> = runs("sglang-multi-0.4.1.txt").iter().map(|r| r.workload.number("request_rate")).collect();
+    let rates: Vec<Option<f64>> =
+        runs("sglang-multi-0.4.1.txt").iter().map(|r| r.workload.number("request_rate")).collect();
     assert_eq!(rates, [Some(2.0), Some(4.0), Some(6.0)]);
 }
 

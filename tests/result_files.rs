@@ -22,7 +22,9 @@ fn stdout_and_result_file_agree_and_per_request_tpot_is_true() {
     for dir in ["captured", "versions"] {
         for file in common::sample_files(dir, ".stdout.txt") {
             let stem = file.to_string_lossy().replace(".stdout.txt", "");
-            let result = [format!("{stem}.result.json"), format!("{stem}.result.jsonl")].into_iter().find(|p| Path::new(p).exists());
+            let result = [format!("{stem}.result.json"), format!("{stem}.result.jsonl")]
+                .into_iter()
+                .find(|p| Path::new(p).exists());
             let Some(result) = result else { continue };
             let truth = common::read_json(Path::new(&format!("{stem}.truth.json")));
             let true_tpot = truth["true_tpot_ms"].as_f64().unwrap();
@@ -31,21 +33,38 @@ fn stdout_and_result_file_agree_and_per_request_tpot_is_true() {
             let name = common::sample_name(Path::new(&result));
 
             // Printed figures are the file's rounded to 2 decimals (or integers).
-            let close = |what: &str, printed: Option<f64>, exact: Option<f64>, failures: &mut Vec<String>| match (printed, exact) {
+            let close = |what: &str, printed: Option<f64>, exact: Option<f64>, failures: &mut Vec<String>| match (
+                printed, exact,
+            ) {
                 (Some(p), Some(e)) if (p - e).abs() <= 0.005 + 1e-9 * e.abs() => {}
                 (None, _) => {}
                 (p, e) => failures.push(format!("{name}: {what}: stdout {p:?} vs file {e:?}")),
             };
-            for key in ["successful_requests", "failed_requests", "input_tokens", "output_tokens", "output_tokens_retokenized", "duration_s"] {
+            for key in [
+                "successful_requests",
+                "failed_requests",
+                "input_tokens",
+                "output_tokens",
+                "output_tokens_retokenized",
+                "duration_s",
+            ] {
                 close(key, text.totals.number(key), json.totals.number(key), &mut failures);
             }
             for stat in ["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"] {
                 let mean = |r: &Run| r.reported.stat(stat).and_then(|s| s.mean());
                 close(stat, mean(&text), mean(&json), &mut failures);
             }
-            close("max_concurrency", text.workload.number("max_concurrency"), json.workload.number("max_concurrency"), &mut failures);
+            close(
+                "max_concurrency",
+                text.workload.number("max_concurrency"),
+                json.workload.number("max_concurrency"),
+                &mut failures,
+            );
             if text.source.semantics.itl != json.source.semantics.itl {
-                failures.push(format!("{name}: ITL semantics differ: {:?} vs {:?}", text.source.semantics.itl, json.source.semantics.itl));
+                failures.push(format!(
+                    "{name}: ITL semantics differ: {:?} vs {:?}",
+                    text.source.semantics.itl, json.source.semantics.itl
+                ));
             }
 
             let d = &json.derived.tpot_ms;
@@ -64,14 +83,18 @@ fn stdout_and_result_file_agree_and_per_request_tpot_is_true() {
                 if let Some(tool) = json.reported.stat("tpot_ms").and_then(|s| s.mean()) {
                     let allowed = if from_latencies { 1e-3 } else { 1e-3 * tool };
                     if (tool - d.mean.unwrap()).abs() > allowed {
-                        failures.push(format!("{name}: per-request mean {:?} vs the tool's mean_tpot_ms {tool}", d.mean));
+                        failures
+                            .push(format!("{name}: per-request mean {:?} vs the tool's mean_tpot_ms {tool}", d.mean));
                     }
                 }
             }
             checked += 1;
         }
     }
-    assert_eq!(checked, 33, "stdout samples that have a result file (all but the s4 sweep, whose steps are separate files)");
+    assert_eq!(
+        checked, 33,
+        "stdout samples that have a result file (all but the s4 sweep, whose steps are separate files)"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -114,7 +137,8 @@ fn errors(text: &str) -> (Vec<Run>, Vec<Error>, Result<usize, Error>) {
 }
 
 fn sglang_line() -> String {
-    let text = std::fs::read_to_string(common::samples_dir().join("versions/sglang0.4.3.post4-oai-s2.result.jsonl")).unwrap();
+    let text =
+        std::fs::read_to_string(common::samples_dir().join("versions/sglang0.4.3.post4-oai-s2.result.jsonl")).unwrap();
     text.lines().next().unwrap().to_string()
 }
 
@@ -211,7 +235,8 @@ fn append_result_files_and_mixed_version_jsonl_are_one_run_per_object() {
     assert_eq!(runs.len(), 2);
     assert_eq!((runs[0].source.first_line, runs[1].source.first_line), (Some(1), Some(2)));
     // SGLang: lines of different versions (and key sets) appended to one file.
-    let old = std::fs::read_to_string(common::samples_dir().join("versions/sglang0.4.3.post4-oai-s2.result.jsonl")).unwrap();
+    let old =
+        std::fs::read_to_string(common::samples_dir().join("versions/sglang0.4.3.post4-oai-s2.result.jsonl")).unwrap();
     let new = std::fs::read_to_string(common::samples_dir().join("captured/sglang-oai-s2.result.jsonl")).unwrap();
     let mixed = format!("{}\n{}\n", old.trim_end(), new.trim_end());
     let runs = normalize_str(&mixed, "mixed.jsonl").unwrap();

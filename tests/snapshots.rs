@@ -21,7 +21,10 @@ fn sample() {
             // Exactly what `bench-normalize --format json` prints, in report order.
             let text = match common::normalize_file(path) {
                 Ok(runs) => serde_json::to_string_pretty(&Report::new(runs)).unwrap(),
-                Err(e) => serde_json::to_string_pretty(&serde_json::json!({ "error": e.to_string(), "exit_code": e.exit_code() as i32 })).unwrap(),
+                Err(e) => serde_json::to_string_pretty(
+                    &serde_json::json!({ "error": e.to_string(), "exit_code": e.exit_code() as i32 }),
+                )
+                .unwrap(),
             };
             insta::assert_snapshot!(text);
         });

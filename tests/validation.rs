@@ -24,14 +24,21 @@ fn motivating(tpot: Value, e2e: Option<Value>) -> Value {
     if let Some(e) = e2e {
         reported["e2e_ms"] = e;
     }
-    run_of(json!({ "successful_requests": 32, "failed_requests": 0, "duration_s": 96.28, "output_tokens": 16384 }), reported, json!({ "max_concurrency": 4 }))
+    run_of(
+        json!({ "successful_requests": 32, "failed_requests": 0, "duration_s": 96.28, "output_tokens": 16384 }),
+        reported,
+        json!({ "max_concurrency": 4 }),
+    )
 }
 
 #[test]
 fn decode_capacity() {
     let (s, m) = rule("decode-capacity", motivating(json!({ "mean": 137.18 }), None));
     assert_eq!(s, Status::Fail);
-    assert_eq!(m, "claimed TPOT 137.18 ms needs 2243.17 s of decode work for 16352 tokens; 4 slots x 96.28 s supply 385.12 s (5.82x), more than the 1.5x allowed");
+    assert_eq!(
+        m,
+        "claimed TPOT 137.18 ms needs 2243.17 s of decode work for 16352 tokens; 4 slots x 96.28 s supply 385.12 s (5.82x), more than the 1.5x allowed"
+    );
     let (s, m) = rule("decode-capacity", motivating(json!({ "mean": 12.8 }), None));
     assert_eq!(s, Status::Pass, "{m}");
     assert!(m.contains("(0.54x)"), "{m}");
@@ -54,7 +61,10 @@ fn decode_within_e2e() {
     let e2e = json!({ "mean": 6750.8 });
     let (s, m) = rule("decode-within-e2e", motivating(json!({ "mean": 137.18 }), Some(e2e.clone())));
     assert_eq!(s, Status::Fail);
-    assert_eq!(m, "claimed TPOT 137.18 ms vs (E2E 6750.8 - TTFT 210) / (512 - 1) = 12.8 ms of decode time per token (10.72x): requests cannot decode longer than they live (allowed 1.5x)");
+    assert_eq!(
+        m,
+        "claimed TPOT 137.18 ms vs (E2E 6750.8 - TTFT 210) / (512 - 1) = 12.8 ms of decode time per token (10.72x): requests cannot decode longer than they live (allowed 1.5x)"
+    );
     assert_eq!(rule("decode-within-e2e", motivating(json!({ "mean": 12.8 }), Some(e2e.clone()))).0, Status::Pass);
     // Within the tolerance: a request-weighted mean somewhat above the token-weighted one.
     assert_eq!(rule("decode-within-e2e", motivating(json!({ "mean": 18.0 }), Some(e2e))).0, Status::Pass);
@@ -68,11 +78,18 @@ fn e2e_capacity() {
         if let Some(c) = conc {
             reported["mean_in_flight"] = json!(c);
         }
-        run_of(json!({ "successful_requests": 16, "duration_s": 26.74, "output_tokens": 8192 }), reported, json!({ "max_concurrency": 4 }))
+        run_of(
+            json!({ "successful_requests": 16, "duration_s": 26.74, "output_tokens": 8192 }),
+            reported,
+            json!({ "max_concurrency": 4 }),
+        )
     };
     let (s, m) = rule("e2e-capacity", base(6682.24, Some(4.0)));
     assert_eq!(s, Status::Pass, "{m}");
-    assert_eq!(m, "16 requests x E2E 6682.24 ms = 106.92 s in flight; 4 slots x 26.74 s = 106.96 s (1.00x); printed Concurrency 4 vs max concurrency 4");
+    assert_eq!(
+        m,
+        "16 requests x E2E 6682.24 ms = 106.92 s in flight; 4 slots x 26.74 s = 106.96 s (1.00x); printed Concurrency 4 vs max concurrency 4"
+    );
     // 16 x 8 s = 128 s in flight, only 107 s of slots.
     let (s, m) = rule("e2e-capacity", base(8000.0, None));
     assert_eq!(s, Status::Fail);
@@ -87,11 +104,19 @@ fn e2e_capacity() {
 #[test]
 fn latency_order() {
     let with = |reported: Value| run_of(json!({ "successful_requests": 4 }), reported, json!({}));
-    assert_eq!(rule("latency-order", with(json!({ "ttft_ms": { "mean": 50.0, "p50": 45.0, "p99": 90.0 }, "e2e_ms": { "mean": 900.0 } }))).0, Status::Pass);
+    assert_eq!(
+        rule(
+            "latency-order",
+            with(json!({ "ttft_ms": { "mean": 50.0, "p50": 45.0, "p99": 90.0 }, "e2e_ms": { "mean": 900.0 } }))
+        )
+        .0,
+        Status::Pass
+    );
     let (s, m) = rule("latency-order", with(json!({ "ttft_ms": { "mean": 950.0 }, "e2e_ms": { "mean": 900.0 } })));
     assert_eq!(s, Status::Fail);
     assert_eq!(m, "mean TTFT 950 ms is not within 0..mean E2E 900 ms");
-    let (s, m) = rule("latency-order", with(json!({ "itl_ms": { "mean": 10.0, "p50": 12.0, "p99": 11.0, "max": 20.0 } })));
+    let (s, m) =
+        rule("latency-order", with(json!({ "itl_ms": { "mean": 10.0, "p50": 12.0, "p99": 11.0, "max": 20.0 } })));
     assert_eq!(s, Status::Fail);
     assert_eq!(m, "reported.itl_ms: p50 12 > p99 11");
     let (s, m) = rule("latency-order", with(json!({ "itl_ms": { "mean": 30.0, "p50": 12.0, "max": 20.0 } })));
@@ -112,13 +137,25 @@ fn finite_values() {
 
 #[test]
 fn throughput_totals() {
-    let with = |out: f64, req: f64| run_of(json!({ "successful_requests": 16, "duration_s": 26.74, "output_tokens": 8192 }), json!({ "output_tok_per_s": out, "request_per_s": req }), json!({}));
+    let with = |out: f64, req: f64| {
+        run_of(
+            json!({ "successful_requests": 16, "duration_s": 26.74, "output_tokens": 8192 }),
+            json!({ "output_tok_per_s": out, "request_per_s": req }),
+            json!({}),
+        )
+    };
     let (s, m) = rule("throughput-totals", with(306.32, 0.60));
     assert_eq!(s, Status::Pass, "{m}");
-    assert_eq!(m, "output_tok_per_s printed 306.32 vs 8192 output tokens / 26.74 s = 306.36; request_per_s printed 0.6 vs 16 successful requests / 26.74 s = 0.5984");
+    assert_eq!(
+        m,
+        "output_tok_per_s printed 306.32 vs 8192 output tokens / 26.74 s = 306.36; request_per_s printed 0.6 vs 16 successful requests / 26.74 s = 0.5984"
+    );
     let (s, _) = rule("throughput-totals", with(350.0, 0.60));
     assert_eq!(s, Status::Fail);
-    assert_eq!(rule("throughput-totals", run_of(json!({ "duration_s": 2.0 }), json!({}), json!({}))).0, Status::Skipped);
+    assert_eq!(
+        rule("throughput-totals", run_of(json!({ "duration_s": 2.0 }), json!({}), json!({}))).0,
+        Status::Skipped
+    );
 }
 
 #[test]
@@ -131,7 +168,10 @@ fn tpot_agreement() {
         )
     };
     let (s, m) = rule("tpot-agreement", with(12.80));
-    assert_eq!((s, m.as_str()), (Status::Pass, "claimed TPOT 12.8 ms vs derived 12.8 ms (e2e-ttft-tokens, 0.0% apart)"));
+    assert_eq!(
+        (s, m.as_str()),
+        (Status::Pass, "claimed TPOT 12.8 ms vs derived 12.8 ms (e2e-ttft-tokens, 0.0% apart)")
+    );
     assert_eq!(rule("tpot-agreement", with(14.5)).0, Status::Fail);
     let mut itl = with(125.81);
     itl["source"] = json!({ "semantics": { "itl": "chunk" } });
@@ -154,7 +194,10 @@ fn itl_is_per_chunk() {
     };
     let (s, m) = rule("itl-is-per-chunk", with(125.81, "chunk"));
     assert_eq!(s, Status::Fail);
-    assert_eq!(m, "mean ITL 125.81 ms is 9.83x TPOT 12.8 ms: streamed chunks carry ~9.83 tokens (speculative decoding or stream batching); ITL is per chunk, never a TPOT; the server reports accept length 9.82");
+    assert_eq!(
+        m,
+        "mean ITL 125.81 ms is 9.83x TPOT 12.8 ms: streamed chunks carry ~9.83 tokens (speculative decoding or stream batching); ITL is per chunk, never a TPOT; the server reports accept length 9.82"
+    );
     assert_eq!(rule("itl-is-per-chunk", with(13.0, "chunk")).0, Status::Pass);
     assert_eq!(rule("itl-is-per-chunk", with(12.8, "token")).0, Status::Skipped);
     // Info never rejects.
@@ -239,7 +282,11 @@ fn check(report: &Value) -> Result<Run, bench_normalize::Error> {
 }
 
 fn failed(run: &Run) -> Vec<&str> {
-    run.checks.iter().filter(|c| c.status == Status::Fail && c.severity == bench_normalize::report::Severity::Error).map(|c| c.id.as_str()).collect()
+    run.checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && c.severity == bench_normalize::report::Severity::Error)
+        .map(|c| c.id.as_str())
+        .collect()
 }
 
 #[test]
@@ -281,7 +328,10 @@ fn report_shape_errors_name_the_json_path() {
     let mut r = dstack(json!({ "mean": 12.8 }), None);
     r["metrics"].as_object_mut().unwrap().remove("total_output_tokens");
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.total_output_tokens: missing: a required field of the dstack preset report shape");
+    assert_eq!(
+        e,
+        "report.json: metrics.total_output_tokens: missing: a required field of the dstack preset report shape"
+    );
     let mut r = dstack(json!({ "mean": 12.8 }), None);
     r["metrics"]["successful_requests"] = json!(31.5);
     let e = check(&r).unwrap_err().to_string();
@@ -318,7 +368,10 @@ fn canonical_reports_are_checked_too() {
     assert_eq!(e, "report.json: runs[0].totals.output_tokens: expected a whole number, got a string");
     let bad = json!({ "totals": { "duration_s": 1.0 }, "reported": { "ttft_ms": { "average": 3.0, "worst": 9.0 } } });
     let e = check(&bad).unwrap_err().to_string();
-    assert_eq!(e, "report.json: reported.ttft_ms: expected statistics (mean, min, p50, p90, p99, max, std), got keys average, worst");
+    assert_eq!(
+        e,
+        "report.json: reported.ttft_ms: expected statistics (mean, min, p50, p90, p99, max, std), got keys average, worst"
+    );
 }
 
 #[test]
@@ -335,11 +388,20 @@ fn check_refuses_benchmark_output() {
 
 #[test]
 fn a_capture_with_itl_copied_into_the_tpot_rows_is_rejected() {
-    for (file, e2e) in [("captured/vllm-s2.stdout.txt", true), ("captured/sglang-oai-s2.stdout.txt", true), ("versions/vllm0.13.0-defpm-goodput-s2.stdout.txt", false)] {
+    for (file, e2e) in [
+        ("captured/vllm-s2.stdout.txt", true),
+        ("captured/sglang-oai-s2.stdout.txt", true),
+        ("versions/vllm0.13.0-defpm-goodput-s2.stdout.txt", false),
+    ] {
         let log = std::fs::read_to_string(common::samples_dir().join(file)).unwrap();
         let itl: Vec<(String, String)> = log
             .lines()
-            .filter_map(|l| l.strip_suffix(' ').unwrap_or(l).split_once(" ITL (ms):").map(|(stat, v)| (stat.to_string(), v.to_string())))
+            .filter_map(|l| {
+                l.strip_suffix(' ')
+                    .unwrap_or(l)
+                    .split_once(" ITL (ms):")
+                    .map(|(stat, v)| (stat.to_string(), v.to_string()))
+            })
             .collect();
         let forged: String = log
             .lines()

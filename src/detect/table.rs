@@ -67,7 +67,10 @@ pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<
             let last_line = tables.iter().filter(|t| !t.data.is_empty()).map(|t| t.last).max();
             vec![Body { lines: metric_rows(def, spec, &tables), notes, last_line }]
         }
-        RowsAre::Runs => run_rows(def, &tables).into_iter().map(|(lines, last_line)| Body { lines, notes: notes.clone(), last_line: Some(last_line) }).collect(),
+        RowsAre::Runs => run_rows(def, &tables)
+            .into_iter()
+            .map(|(lines, last_line)| Body { lines, notes: notes.clone(), last_line: Some(last_line) })
+            .collect(),
     }
 }
 
@@ -81,7 +84,10 @@ fn misfits(table: &Table) -> Vec<Note> {
         .filter(|(_, cells)| cells.len() != width)
         .map(|(line, cells)| Note {
             code: "table-header-misfit".into(),
-            message: format!("this header line has {} cells but the rows under it have {width}: the column names may be shifted", cells.len()),
+            message: format!(
+                "this header line has {} cells but the rows under it have {width}: the column names may be shifted",
+                cells.len()
+            ),
             line: Some(line.number),
         })
         .collect()
@@ -101,13 +107,16 @@ fn is_title(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
 /// A rule: box-drawing characters, or `-`, `=`, `+`, `:` and bars, with at least one of `-=━─═`.
 fn is_rule(trimmed: &str) -> bool {
     trimmed.chars().any(|c| matches!(c, '-' | '=' | '━' | '─' | '═'))
-        && trimmed.chars().all(|c| matches!(c, '-' | '=' | '+' | ':' | ' ') || BARS.contains(&c) || ('\u{2500}'..='\u{257F}').contains(&c))
+        && trimmed.chars().all(|c| {
+            matches!(c, '-' | '=' | '+' | ':' | ' ') || BARS.contains(&c) || ('\u{2500}'..='\u{257F}').contains(&c)
+        })
 }
 
 fn split_cells(style: CellStyle, trimmed: &str) -> Vec<Cell> {
     match style {
         CellStyle::Csv => {
-            let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(trimmed.as_bytes());
+            let mut reader =
+                csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(trimmed.as_bytes());
             let Some(Ok(record)) = reader.records().next() else { return Vec::new() };
             record.iter().map(|c| Cell { text: c.trim().to_string(), spans_left: false }).collect()
         }
@@ -207,7 +216,8 @@ fn aligned_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Tab
         match &starts {
             None if is_rule(trimmed) && trimmed.contains(' ') => {
                 let chars: Vec<char> = line.text.trim_end().chars().collect();
-                let cols: Vec<usize> = (0..chars.len()).filter(|&i| chars[i] == '-' && (i == 0 || chars[i - 1] == ' ')).collect();
+                let cols: Vec<usize> =
+                    (0..chars.len()).filter(|&i| chars[i] == '-' && (i == 0 || chars[i - 1] == ' ')).collect();
                 // The header is the lines right above the rule whose text leaves the gaps between
                 // the columns blank.
                 let fits = |l: &Line| {
@@ -258,7 +268,11 @@ fn column_names(table: &Table) -> Vec<String> {
         }
     }
     // A column without a header keeps its place: `column 3`.
-    names.into_iter().enumerate().map(|(j, n)| if n.is_empty() { format!("column {}", j + 1) } else { n.join(" ") }).collect()
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(j, n)| if n.is_empty() { format!("column {}", j + 1) } else { n.join(" ") })
+        .collect()
 }
 
 fn row_line(at: &Line, label: &str, value: &str) -> Line {
@@ -295,7 +309,11 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
                     continue;
                 }
                 let column = columns.get(j + 1).map(String::as_str).unwrap_or_default();
-                let name = if spec.value_columns.iter().any(|v| v == column) { label.clone() } else { format!("{label} ({column})") };
+                let name = if spec.value_columns.iter().any(|v| v == column) {
+                    label.clone()
+                } else {
+                    format!("{label} ({column})")
+                };
                 body.push(row_line(line, &name, &cell.text));
             }
         }
@@ -342,7 +360,9 @@ mod tests {
     use crate::definition::parse;
 
     fn def(block: &str) -> Definition {
-        let text = format!("id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"t\"\n{block}\n[[row]]\nlabel = \"x:\"\n");
+        let text = format!(
+            "id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"t\"\n{block}\n[[row]]\nlabel = \"x:\"\n"
+        );
         parse(&text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -367,12 +387,22 @@ mod tests {
 │ Throughput Per   │  78.12 │   N/A │
 │ User (tok/s)     │        │       │
 └──────────────────┴───────┴───────┘";
-        assert_eq!(rows(&d, text), [["Latency (ms) (avg): 1,024.50", "Latency (ms) (p99): 2.00", "Throughput Per User (tok/s) (avg): 78.12", "Throughput Per User (tok/s) (p99): N/A"]]);
+        assert_eq!(
+            rows(&d, text),
+            [[
+                "Latency (ms) (avg): 1,024.50",
+                "Latency (ms) (p99): 2.00",
+                "Throughput Per User (tok/s) (avg): 78.12",
+                "Throughput Per User (tok/s) (p99): N/A"
+            ]]
+        );
     }
 
     #[test]
     fn a_runs_table_names_columns_by_their_grouped_headers() {
-        let d = def("[block]\nbanner = '^i .*Statistics'\nsection = '^i .*Statistics'\nsection_strip = \"i \"\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
+        let d = def(
+            "[block]\nbanner = '^i .*Statistics'\nsection = '^i .*Statistics'\nsection_strip = \"i \"\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n",
+        );
         // `| TTFT |||` spans three columns; a blank header cell with spaces is not a span.
         let text = "\
 i Latency Statistics
@@ -387,13 +417,24 @@ i Latency Statistics
 * a footnote";
         let got = rows(&d, text);
         assert_eq!(got.len(), 2, "one run per row");
-        assert_eq!(got[0], ["i Latency Statistics", "Benchmark Strategy: sync", "TTFT ms Mean: 1.5 ± 0.1", "TTFT ms Mdn: 1.4", "TTFT ms p95: 2.0*"]);
+        assert_eq!(
+            got[0],
+            [
+                "i Latency Statistics",
+                "Benchmark Strategy: sync",
+                "TTFT ms Mean: 1.5 ± 0.1",
+                "TTFT ms Mdn: 1.4",
+                "TTFT ms p95: 2.0*"
+            ]
+        );
         assert_eq!(got[1][1], "Benchmark Strategy: conc@4");
     }
 
     #[test]
     fn aligned_columns_are_cut_at_the_rule_and_a_stray_log_line_is_skipped() {
-        let d = def("[block]\nbanner = '=+ Summary =+'\nend = '^=+$'\n[block.table]\ncells = \"aligned\"\nrows = \"runs\"\n");
+        let d = def(
+            "[block]\nbanner = '=+ Summary =+'\nend = '^=+$'\n[block.table]\ncells = \"aligned\"\nrows = \"runs\"\n",
+        );
         let text = "\
 ========== Summary ==========
 WARNING some other process printed this
@@ -403,14 +444,29 @@ concurrency=1     0.59        12.80
 concurrency=2        -        12.79
 ==============================";
         let got = rows(&d, text);
-        assert_eq!(got, [["Step: concurrency=1", "Req/s: 0.59", "P50 TPOT(ms): 12.80"], ["Step: concurrency=2", "Req/s: -", "P50 TPOT(ms): 12.79"]]);
+        assert_eq!(
+            got,
+            [
+                ["Step: concurrency=1", "Req/s: 0.59", "P50 TPOT(ms): 12.80"],
+                ["Step: concurrency=2", "Req/s: -", "P50 TPOT(ms): 12.79"]
+            ]
+        );
     }
 
     #[test]
     fn csv_tables_start_after_a_blank_line_and_a_value_column_is_the_metric_alone() {
-        let d = def("[block]\nbanner = '^Metric,avg,'\n[block.table]\ncells = \"csv\"\nrows = \"metrics\"\nheader_rows = 1\nvalue_columns = [\"Value\"]\n");
+        let d = def(
+            "[block]\nbanner = '^Metric,avg,'\n[block.table]\ncells = \"csv\"\nrows = \"metrics\"\nheader_rows = 1\nvalue_columns = [\"Value\"]\n",
+        );
         let text = "Metric,avg,p99\nRequest Latency (ms),\"6,677.95\",\"6,680.80\"\n\nMetric,Value\nRequest Count (count),16.00\n";
-        assert_eq!(rows(&d, text), [["Request Latency (ms) (avg): 6,677.95", "Request Latency (ms) (p99): 6,680.80", "Request Count (count): 16.00"]]);
+        assert_eq!(
+            rows(&d, text),
+            [[
+                "Request Latency (ms) (avg): 6,677.95",
+                "Request Latency (ms) (p99): 6,680.80",
+                "Request Count (count): 16.00"
+            ]]
+        );
     }
 
     #[test]

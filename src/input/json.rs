@@ -239,7 +239,10 @@ pub enum ArrayKind {
 pub enum Array<'t> {
     Numbers(Vec<Option<f64>>),
     /// Per request: the number of gaps, and their sum.
-    Gaps { counts: Vec<u32>, sums: GapSums<'t> },
+    Gaps {
+        counts: Vec<u32>,
+        sums: GapSums<'t>,
+    },
     /// failed?, and the first few messages
     Errors(Vec<bool>, Vec<String>),
     Counted(usize),
@@ -502,7 +505,10 @@ mod tests {
 
     #[test]
     fn quotes_python_non_finite_literals_outside_strings() {
-        assert_eq!(sanitized(r#"{"a": Infinity, "b": [NaN, -Infinity], "c": "NaN Infinity"}"#), r#"{"a": "inf"   , "b": ["NaN", "-inf"   ], "c": "NaN Infinity"}"#);
+        assert_eq!(
+            sanitized(r#"{"a": Infinity, "b": [NaN, -Infinity], "c": "NaN Infinity"}"#),
+            r#"{"a": "inf"   , "b": ["NaN", "-inf"   ], "c": "NaN Infinity"}"#
+        );
         assert_eq!(sanitized(r#"{"s": "a\"Infinity", "n": -1.5}"#), r#"{"s": "a\"Infinity", "n": -1.5}"#);
     }
 
@@ -523,7 +529,10 @@ mod tests {
         let spans: Vec<Span> = Documents::new(text).collect();
         assert_eq!(spans.len(), 3);
         assert_eq!((spans[1].line, spans[1].complete), (2, false));
-        assert_eq!((spans[2].line, spans[2].complete, &text[spans[2].start..spans[2].end]), (3, true, &b"{\"c\": 3}"[..]));
+        assert_eq!(
+            (spans[2].line, spans[2].complete, &text[spans[2].start..spans[2].end]),
+            (3, true, &b"{\"c\": 3}"[..])
+        );
     }
 
     #[test]
@@ -568,7 +577,9 @@ mod tests {
         let arrays = vllm_arrays();
         let read_sums = |mut doc: Doc<'_>| -> Doc<'static> {
             let arrays = doc.arrays.drain(..).map(|(k, a)| match a {
-                Array::Gaps { counts, sums } => (k, Array::Gaps { counts, sums: GapSums::Read(sums.read().unwrap().into_owned()) }),
+                Array::Gaps { counts, sums } => {
+                    (k, Array::Gaps { counts, sums: GapSums::Read(sums.read().unwrap().into_owned()) })
+                }
                 Array::Numbers(v) => (k, Array::Numbers(v)),
                 Array::Errors(f, e) => (k, Array::Errors(f, e)),
                 Array::Counted(n) => (k, Array::Counted(n)),
@@ -576,8 +587,14 @@ mod tests {
             Doc { line: doc.line, fields: doc.fields, arrays: arrays.collect(), elements: Vec::new() }
         };
         let cases = [
-            (r#"{"duration": 2.5, "ttfts": [0.1, 2], "itls": [[0.01, 0.02], [], null, [1e-7, -0, 2E+2]], "errors": ["", "HTTP 500", null], "generated_texts": ["a\n\u00e9", null, 3]}"#, true),
-            (" {\n \"a\": {\"b\": [1, {\"c\": null}]}, \"itls\": null, \"generated_texts\": null, \"s\": \"x\\\"y\"\n} \n", true),
+            (
+                r#"{"duration": 2.5, "ttfts": [0.1, 2], "itls": [[0.01, 0.02], [], null, [1e-7, -0, 2E+2]], "errors": ["", "HTTP 500", null], "generated_texts": ["a\n\u00e9", null, 3]}"#,
+                true,
+            ),
+            (
+                " {\n \"a\": {\"b\": [1, {\"c\": null}]}, \"itls\": null, \"generated_texts\": null, \"s\": \"x\\\"y\"\n} \n",
+                true,
+            ),
             ("{}", true),
             (r#"{"itls": [[0.1, "NaN"]]}"#, false),
             (r#"{"itls": [[0.1, 1e400]]}"#, false),

@@ -53,7 +53,15 @@ pub struct LineReader<R> {
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R) -> Self {
-        LineReader { inner, number: 1, buf: Vec::with_capacity(256), truncated: false, after_cr: false, done: false, lent: 0 }
+        LineReader {
+            inner,
+            number: 1,
+            buf: Vec::with_capacity(256),
+            truncated: false,
+            after_cr: false,
+            done: false,
+            lent: 0,
+        }
     }
 
     /// The next line, as raw bytes.
@@ -231,13 +239,19 @@ mod tests {
     use super::*;
 
     fn lines(bytes: &[u8]) -> Vec<(usize, String)> {
-        LineReader::new(io::BufReader::with_capacity(7, bytes)).map(|l| l.unwrap()).map(|l| (l.number, l.text)).collect()
+        LineReader::new(io::BufReader::with_capacity(7, bytes))
+            .map(|l| l.unwrap())
+            .map(|l| (l.number, l.text))
+            .collect()
     }
 
     #[test]
     fn splits_lf_crlf_and_cr() {
         assert_eq!(lines(b"a\nb\r\nc"), [(1, "a".into()), (2, "b".into()), (3, "c".into())]);
-        assert_eq!(lines(b"\r 10%|#\r 50%|##\nx\n"), [(1, "".into()), (1, " 10%|#".into()), (1, " 50%|##".into()), (2, "x".into())]);
+        assert_eq!(
+            lines(b"\r 10%|#\r 50%|##\nx\n"),
+            [(1, "".into()), (1, " 10%|#".into()), (1, " 50%|##".into()), (2, "x".into())]
+        );
         assert_eq!(lines(b""), Vec::<(usize, String)>::new());
         assert_eq!(lines(b"\n\n"), [(1, "".into()), (2, "".into())]);
     }

@@ -42,7 +42,8 @@ pub fn read_doc<'t>(text: &'t [u8], arrays: &HashMap<String, ArrayKind>, line: u
             match arrays.get(key) {
                 Some(ArrayKind::Gaps) => {
                     if let Some(counts) = p.gap_counts()? {
-                        doc.arrays.push((key.to_string(), Array::Gaps { counts, sums: GapSums::Unread(&text[start..p.i]) }));
+                        doc.arrays
+                            .push((key.to_string(), Array::Gaps { counts, sums: GapSums::Unread(&text[start..p.i]) }));
                     }
                 }
                 Some(ArrayKind::Counted) => {
