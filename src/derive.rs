@@ -223,7 +223,7 @@ pub fn derive(run: &Run) -> Derived {
         }
     }
     let per_request_chunks = d.per_request.as_ref().and_then(|p| p.tokens_per_chunk.as_ref()).map(|c| c.mean);
-    // ITL / TPOT, as metrics.md defines it (decode tokens per later chunk); the per-request
+    // ITL / TPOT, as docs/metrics.md defines it (decode tokens per later chunk); the per-request
     // arrays' own figure (output tokens over all chunks) stands in derived.per_request.
     match (i.itl_mean, tpot, i.itl_per) {
         (Some(itl), Some(t), Some(ItlPer::Chunk)) if t > 0.0 && itl > 0.0 => d.tokens_per_chunk = Some(round(itl / t)),

@@ -11,7 +11,7 @@
 use std::fmt;
 use std::io;
 
-/// Process exit codes (see the README, "Exit codes").
+/// Process exit codes (see docs/report.md, "Exit codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ExitCode {
     Ok = 0,

@@ -1,6 +1,6 @@
 //! The canonical report: the data every stage passes on, and what `emit` writes.
 //!
-//! The names are a contract (see the README, "Report fields"): `schema_version`, `runs[]`,
+//! The names are a contract (see docs/report.md): `schema_version`, `runs[]`,
 //! `source`, `workload`, `totals`, `reported`, `derived`, `checks`, `verdict`, `rows`.
 
 use std::fmt;
@@ -661,7 +661,7 @@ impl Serialize for Stat {
     }
 }
 
-/// What bench-normalize computed from the run's own figures (see the README, "Derivation").
+/// What bench-normalize computed from the run's own figures (see docs/metrics.md, "Derivation").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Derived {
     #[serde(default)]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Builds the samples in samples/noisy/ from real captured output (samples/captured, samples/versions),
 the way people and agents actually capture and paste it. Every file is constructed, not captured:
-the result blocks inside are real, the noise around them follows what formats.md §1.6, §2.7 and §3
-say the tools and their neighbours print. Run from anywhere: python3 samples/noisy/make.py"""
+the result blocks inside are real, the noise around them follows what docs/formats.md ("What surrounds a
+block") says the tools and their neighbours print. Run from anywhere: python3 samples/noisy/make.py"""
 import json, os, random
 
 HERE = os.path.dirname(os.path.abspath(__file__))
