@@ -223,7 +223,10 @@ fn argument_error(e: &clap::Error, json: bool, hostile: bool) -> ExitCode {
     if !e.use_stderr() {
         // --help, --version: the text is the output. A closed pipe is no error; a full disk is.
         return match e.print() {
-            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => ExitCode::Io,
+            Err(source) if source.kind() != io::ErrorKind::BrokenPipe => {
+                report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+                ExitCode::Io
+            }
             _ => ExitCode::Ok,
         };
     }

@@ -459,8 +459,15 @@ fn listings_into_a_full_disk_are_exit_4() {
         assert_eq!(out.status.code(), Some(4), "{args:?}: {err}");
         assert_eq!(err, "bench-normalize: stdout: cannot write: No space left on device (os error 28)\n", "{args:?}");
     }
-    let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
-    assert_eq!(bin().arg("--help").stdout(full).status().unwrap().code(), Some(4));
+    for args in [&["--help"][..], &["--version"][..]] {
+        let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+        let out = bin().args(args).stdout(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "bench-normalize: stdout: cannot write: No space left on device (os error 28)\n"
+        );
+    }
 }
 
 /// Each listing into a pipe its reader closed (before the first byte, as `| true` does, or

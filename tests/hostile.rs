@@ -300,3 +300,17 @@ fn a_hostile_file_name_is_said_on_one_line() {
     assert!(err.contains("run\\n-: no benchmark result found\\x1b]0;x\\x07.log: no benchmark result found"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A malformed JSON Lines line quoted in a parse error (the line, with its column marked) is
+/// escaped; the mark still points into it.
+#[test]
+fn a_quoted_input_line_is_escaped() {
+    let mut text = std::fs::read(sample("captured/sglang-s1.result.jsonl")).unwrap();
+    text.extend("{\"backend\": \"\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}\", \"completed\": \n".as_bytes());
+    let out = run_with_stdin(&["-f", "jsonl"], &text);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(raw(&err).is_empty(), "{:?}", raw(&err));
+    assert!(err.contains("\\x1b]0;pwned\\x07\\x1b[2J\\u{202e}"), "{err}");
+    assert!(err.contains('^'), "{err}");
+}
