@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::derive::show;
+use crate::error::printable;
 use crate::report::{Check, ItlPer, Report, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
 
 /// Output formats.
@@ -204,27 +205,54 @@ pub const CSV_COLUMNS: &[&str] = &[
     "accept_length",
 ];
 
+/// A figure in a CSV cell: the number as Rust writes it (`-3.5` is a negative number, read as
+/// one by every spreadsheet, never a formula). A value that is no finite number (none reaches the
+/// report, but a cell must not depend on that) is text, and neutralized as text is.
 fn num(x: Option<f64>) -> String {
-    x.map(|v| v.to_string()).unwrap_or_default()
+    match x {
+        Some(v) if v.is_finite() => v.to_string(),
+        Some(v) => csv_text(&v.to_string()).into_owned(),
+        None => String::new(),
+    }
+}
+
+/// The characters that make a spreadsheet read a cell as a formula when the cell begins with
+/// them (OWASP, "CSV Injection"): `=`, `+`, `-`, `@`, tab and carriage return.
+pub const CSV_FORMULA_TRIGGERS: &[char] = &['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell of the CSV output (a file name, a tool, variant or backend name, anything that
+/// may come from an input), neutralized as OWASP recommends against CSV injection: a cell that
+/// begins with a formula trigger ([`CSV_FORMULA_TRIGGERS`]) gets a leading `'`, which makes a
+/// spreadsheet show it as text (`=cmd|' /C calc'!A0` is written `'=cmd|' /C calc'!A0`). Quoting
+/// (a cell holding `,`, `"` or a line break) is the CSV writer's. Figures are written by [`num`],
+/// never through here. One exception: `-` alone, the name standard input is reported under,
+/// which is no formula (no operand) and which scripts match as is.
+pub fn csv_text(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell != "-" && cell.starts_with(CSV_FORMULA_TRIGGERS) {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
 }
 
 fn csv_record(run: &Run) -> Vec<String> {
     let s = &run.source;
     let d = &run.derived;
+    let text = |t: &str| csv_text(t).into_owned();
     vec![
-        s.input.clone(),
+        text(&s.input),
         s.block.to_string(),
-        s.parser.clone(),
-        s.tool.clone(),
-        s.variant.clone().unwrap_or_default(),
-        s.format.as_str().to_string(),
+        text(&s.parser),
+        text(&s.tool),
+        text(s.variant.as_deref().unwrap_or_default()),
+        text(s.format.as_str()),
         match run.verdict {
             Verdict::Accepted => "accepted".into(),
             Verdict::Rejected => "rejected".into(),
         },
-        failed_ids(run).join(" "),
+        text(&failed_ids(run).join(" ")),
         num(d.tpot_ms.mean),
-        d.tpot_ms.method.map(|m| m.as_str().to_string()).unwrap_or_default(),
+        text(d.tpot_ms.method.map(|m| m.as_str()).unwrap_or_default()),
         num(d.per_user_decode_tok_per_s),
         num(d.output_tok_per_s),
         num(d.request_per_s),
@@ -237,7 +265,7 @@ fn csv_record(run: &Run) -> Vec<String> {
         num(run.totals.number("input_tokens")),
         num(run.totals.number("output_tokens")),
         num(run.workload.number("max_concurrency")),
-        run.workload.text("backend").unwrap_or_default().to_string(),
+        text(run.workload.text("backend").unwrap_or_default()),
         num(mean(run, "ttft_ms")),
         num(stat(run, "ttft_ms", StatKey::P(50.0))),
         num(stat(run, "ttft_ms", StatKey::P(99.0))),
@@ -246,7 +274,7 @@ fn csv_record(run: &Run) -> Vec<String> {
         num(stat(run, "e2e_ms", StatKey::P(99.0))),
         num(mean(run, "tpot_ms")),
         num(mean(run, "itl_ms")),
-        run.reported.text("itl_per").unwrap_or_default().to_string(),
+        text(run.reported.text("itl_per").unwrap_or_default()),
         num(run.reported.number("accept_length")),
     ]
 }
@@ -373,7 +401,8 @@ pub fn table(runs: &[Run], color: bool) -> String {
     let mut header = vec![Cell::new("")];
     for r in runs {
         header.push(
-            Cell::new(format!("{} #{}", short_input(&r.source.input), r.source.block)).add_attribute(Attribute::Bold),
+            Cell::new(format!("{} #{}", printable(short_input(&r.source.input)), r.source.block))
+                .add_attribute(Attribute::Bold),
         );
     }
     t.set_header(header);
@@ -434,7 +463,8 @@ pub fn table(runs: &[Run], color: bool) -> String {
     for (name, get) in &rows {
         let mut row = vec![Cell::new(*name)];
         for r in runs {
-            row.push(Cell::new(get(r)).set_alignment(CellAlignment::Right));
+            // Every cell's text through `printable`: names and values come from inputs.
+            row.push(Cell::new(printable(&get(r))).set_alignment(CellAlignment::Right));
         }
         t.add_row(row);
     }
@@ -446,7 +476,7 @@ pub fn table(runs: &[Run], color: bool) -> String {
             Verdict::Accepted => format!("accepted (warn: {})", failed.join(", ")),
             Verdict::Rejected => format!("REJECTED: {}", failed.join(", ")),
         };
-        let cell = Cell::new(text).set_alignment(CellAlignment::Right);
+        let cell = Cell::new(printable(&text)).set_alignment(CellAlignment::Right);
         verdict.push(match r.verdict {
             Verdict::Rejected => cell.fg(Color::Red).add_attribute(Attribute::Bold),
             Verdict::Accepted if failed.is_empty() => cell.fg(Color::Green),
@@ -471,13 +501,17 @@ fn source_rows(run: &Run, field_prefix: &str) -> Vec<String> {
         .filter(|r: &&Row| {
             r.field.as_deref().is_some_and(|f| f == field_prefix || f.starts_with(&format!("{field_prefix}.")))
         })
-        .map(|r| format!("line {} \"{}: {}\"", r.line, r.label, r.value.as_deref().unwrap_or("")))
+        .map(|r| {
+            format!("line {} \"{}: {}\"", r.line, printable(&r.label), printable(r.value.as_deref().unwrap_or("")))
+        })
         .collect()
 }
 
 /// The derivation of a run written out with its numbers, for a person deciding whether to trust a
-/// figure.
+/// figure. Every text in it that is not the explanation's own (names, labels, values, messages
+/// that quote an input) goes through [`printable`]: a line of the explanation is always one.
 pub fn explain(run: &Run) -> String {
+    let p = |t: &str| printable(t).into_owned();
     let mut o = String::new();
     let s = &run.source;
     let lines = match (s.first_line, s.last_line) {
@@ -488,17 +522,17 @@ pub fn explain(run: &Run) -> String {
     o += &format!(
         "Run {} of {}: {} ({}, variant {}){lines}\n",
         s.block,
-        s.input,
-        s.tool,
-        s.parser,
-        s.variant.as_deref().unwrap_or("unknown")
+        p(&s.input),
+        p(&s.tool),
+        p(&s.parser),
+        p(s.variant.as_deref().unwrap_or("unknown"))
     );
     let t = &run.derived.tpot_ms;
     match (t.mean, t.method) {
         (Some(m), Some(method)) => {
             o += &format!("  TPOT {} ms, method {}\n", show(m), method.as_str());
             if let Some(f) = &t.formula {
-                o += &format!("    = {f}\n");
+                o += &format!("    = {}\n", p(f));
             }
             let inputs: &[&str] = match method {
                 TpotMethod::E2eTtftTokens => &[
@@ -515,14 +549,17 @@ pub fn explain(run: &Run) -> String {
                     o += &format!("    from {r}\n");
                 }
             }
-            if let Some(p) = &run.derived.per_request {
+            if let Some(pr) = &run.derived.per_request {
                 o += &format!(
                     "    over {} requests in the file ({} failed, {} with one token), E2E from {}\n",
-                    p.requests, p.failed, p.single_token, p.e2e_source
+                    pr.requests,
+                    pr.failed,
+                    pr.single_token,
+                    p(&pr.e2e_source)
                 );
             }
         }
-        _ => o += &format!("  TPOT unknown: {}\n", t.reason.as_deref().unwrap_or("no method applies")),
+        _ => o += &format!("  TPOT unknown: {}\n", p(t.reason.as_deref().unwrap_or("no method applies"))),
     }
     if let (Some(rate), Some(m)) = (run.derived.per_user_decode_tok_per_s, t.mean) {
         o += &format!("  per-user decode rate {} tok/s = 1000 / {}\n", show(rate), show(m));
@@ -543,7 +580,7 @@ pub fn explain(run: &Run) -> String {
         };
         o += &format!("  the printed mean ITL {} ms is timed {how}", show(itl));
         if let Some(why) = &run.source.semantics.itl_why {
-            o += &format!(" ({why})");
+            o += &format!(" ({})", p(why));
         }
         o += "; it is never used as TPOT";
         if let Some(k) = run.derived.tokens_per_chunk {
@@ -552,15 +589,15 @@ pub fn explain(run: &Run) -> String {
         o += "\n";
     }
     if let Some(e) = &run.derived.e2e_ms {
-        o += &format!("  E2E approximated: {} ms = {}\n", show(e.mean), e.formula);
+        o += &format!("  E2E approximated: {} ms = {}\n", show(e.mean), p(&e.formula));
     }
     o += "  checks:\n";
     for c in &run.checks {
-        o += &format!("    {:<7} {:<19} {}\n", check_mark(c), c.id, c.message);
+        o += &format!("    {:<7} {:<19} {}\n", check_mark(c), p(&c.id), p(&c.message));
     }
     for n in &run.notes {
         let at = n.line.map(|l| format!(" (line {l})")).unwrap_or_default();
-        o += &format!("  note {}{at}: {}\n", n.code, n.message);
+        o += &format!("  note {}{at}: {}\n", p(&n.code), p(&n.message));
     }
     o += &format!(
         "  verdict: {}\n\n",

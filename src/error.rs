@@ -8,6 +8,7 @@
 //! | 3 | no benchmark result found in an input, or an input could not be parsed |
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
@@ -158,17 +159,60 @@ pub fn render_human(e: &Error, styled: bool) -> String {
             // A span must fall on a character boundary.
             let start = (0..=col).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
             let end = (start + 1..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
-            let report = &[Level::ERROR.primary_title(message.as_str()).element(
-                Snippet::source(text.as_str())
+            // The line, the message and the input's name come from the input: escaped, and the
+            // marked span moved to where its character stands in the escaped line.
+            let (before, marked) = (printable(&text[..start]), printable(&text[start..end.max(start)]));
+            let shown = format!("{before}{marked}{}", printable(&text[end.max(start)..]));
+            let span = before.len()..before.len() + marked.len();
+            let (message, input) = (printable(message), printable(&at.input));
+            let report = &[Level::ERROR.primary_title(message.as_ref()).element(
+                Snippet::source(shown.as_str())
                     .line_start(at.line)
-                    .path(at.input.as_str())
-                    .annotation(AnnotationKind::Primary.span(start..end.max(start))),
+                    .path(input.as_ref())
+                    .annotation(AnnotationKind::Primary.span(span)),
             )];
             let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
             return renderer.render(report).to_string();
         }
     }
-    format!("bench-normalize: {e}")
+    // Every other message is one line: escaped whole, as it quotes names and text from inputs.
+    format!("bench-normalize: {}", printable(&e.to_string()))
+}
+
+/// Whether a character must not reach a terminal as it is: a control character (C0, DEL, C1:
+/// ESC starts escape sequences, 0x9B is CSI and 0x9D OSC on their own, BEL, CR and LF move the
+/// cursor or forge lines), a bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069)
+/// or mark (U+200E, U+200F, U+061C), which reorder what follows on the line, or a line or
+/// paragraph separator (U+2028, U+2029).
+pub fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+        || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Text from an input (a label, a value, a file name, a report's recorded `source.input`) made
+/// safe to print on a terminal: each character of [`needs_escape`] is written as an escape
+/// (`\n`, `\r`, `\t`, `\x1b` for the other ASCII controls and DEL, `\u{9b}` and `\u{202e}`
+/// beyond ASCII), so that it cannot move the cursor, set a window title, clear the screen,
+/// reorder the line or start a line of its own. Everything else is kept, backslashes included:
+/// the escapes are for reading, not a reversible encoding. The one function every human output
+/// (table, `--explain`, diagnostics) passes input text through; JSON output is escaped by serde.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if needs_escape(c) && (c as u32) < 0x80 => o.push_str(&format!("\\x{:02x}", c as u32)),
+            c if needs_escape(c) => o.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    Cow::Owned(o)
 }
 
 #[cfg(test)]
@@ -181,6 +225,38 @@ mod tests {
         assert_eq!(line_col(t, 0), (1, 1));
         assert_eq!(line_col(t, 4), (2, 2));
         assert_eq!(line_col(t, 99), (3, 1));
+    }
+
+    #[test]
+    fn printable_escapes_what_moves_a_terminal() {
+        assert_eq!(printable("run.log"), "run.log");
+        assert!(matches!(printable("12.8 ms \\ µs"), Cow::Borrowed(_)));
+        assert_eq!(printable("a\nb\rc\td"), "a\\nb\\rc\\td");
+        assert_eq!(printable("\u{1b}]0;pwned\u{7}\u{1b}[2J"), "\\x1b]0;pwned\\x07\\x1b[2J");
+        assert_eq!(printable("\u{7f}\u{9b}2J\u{9d}"), "\\x7f\\u{9b}2J\\u{9d}");
+        assert_eq!(printable("\u{202e}gnp.exe\u{2066}x\u{2069}"), "\\u{202e}gnp.exe\\u{2066}x\\u{2069}");
+        assert_eq!(printable("a\u{2028}b\u{0}"), "a\\u{2028}b\\x00");
+    }
+
+    #[test]
+    fn a_parse_error_escapes_its_line_and_keeps_the_mark_on_its_character() {
+        let e = Error::Parse {
+            at: Location {
+                input: "evil\n-: forged".into(),
+                line: 2,
+                column: Some(6),
+                text: Some("\u{1b}[2J{\"a\": x".into()),
+            },
+            message: "bad\rvalue".into(),
+        };
+        let shown = render_human(&e, false);
+        assert!(!shown.chars().any(|c| needs_escape(c) && c != '\n'), "{shown:?}");
+        assert!(shown.contains("evil\\n-: forged") && shown.contains("bad\\rvalue"), "{shown}");
+        // Column 6 is the `"` after `{` (the ESC sequence is 4 bytes); escaped, it stands at 8.
+        let line = shown.lines().find(|l| l.contains("\\x1b[2J")).unwrap();
+        let mark = shown.lines().skip_while(|l| !l.contains("\\x1b[2J")).nth(1).unwrap();
+        let at = line.find("\\x1b").unwrap() + "\\x1b[2J{".len();
+        assert_eq!(mark.find('^'), Some(at), "{shown}");
     }
 
     #[test]

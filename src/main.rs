@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process;
 
 use bench_normalize::emit::{self, OutputFormat};
+use bench_normalize::error::printable;
 use bench_normalize::report::Verdict;
 use bench_normalize::{Definitions, Error, ExitCode, Options, Policy, Run, Sink, Tolerances, normalize};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -88,10 +89,17 @@ struct Common {
     #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
     error_format: ErrorFormat,
 
-    /// Copy the input through, unchanged and line by line as it arrives, to stderr (or FILE), so a
-    /// piped benchmark still shows live: `vllm bench serve ... 2>&1 | bench-normalize --tee`.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-    tee: Option<PathBuf>,
+    /// Copy the input through, unchanged and as it arrives, to stderr, so a piped benchmark still
+    /// shows live: `vllm bench serve ... 2>&1 | bench-normalize --tee`. Takes no value: a name
+    /// after it is an input (to copy into a file, --tee-file).
+    #[arg(long, conflicts_with = "tee_file")]
+    tee: bool,
+
+    /// Copy the input through, as --tee does, into the file PATH (created, or emptied once every
+    /// check has passed). A PATH that is one of the inputs (by any name: a symlink, a hard link),
+    /// standard input's file, or the file standard output goes to is refused (exit 2).
+    #[arg(long, value_name = "PATH")]
+    tee_file: Option<PathBuf>,
 
     /// Also load the parser definitions (*.toml) in this folder; one with the id of a built-in
     /// replaces it. Default: $BENCH_NORMALIZE_PARSERS.
@@ -144,12 +152,13 @@ enum ErrorFormat {
 }
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { ExitCode::Usage as i32 } else { 0 };
-            let _ = e.print();
-            process::exit(code);
+            // clap quotes the arguments; one that would drive a terminal is said escaped.
+            let hostile = args.iter().any(|a| a.to_string_lossy().chars().any(bench_normalize::error::needs_escape));
+            process::exit(argument_error(&e, json_errors_asked(&args), hostile) as i32)
         }
     };
     let (files, common, reports_only) = match cli.command {
@@ -157,22 +166,113 @@ fn main() {
         Some(Command::Schema) => process::exit(print_schema() as i32),
         Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
         Some(Command::Completions { shell }) => {
+            // Generated in memory (clap_complete panics on a failed write), then written.
+            let mut script = Vec::new();
             clap_complete::generate(
                 shell,
                 &mut <Cli as clap::CommandFactory>::command(),
                 "bench-normalize",
-                &mut io::stdout(),
+                &mut script,
             );
-            process::exit(0);
+            process::exit(write_listing(&script) as i32);
         }
         Some(Command::Man) => {
+            let mut page = Vec::new();
             let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
-            let code = if man.render(&mut io::stdout()).is_ok() { 0 } else { ExitCode::Io as i32 };
-            process::exit(code);
+            let code = match man.render(&mut page) {
+                Ok(()) => write_listing(&page),
+                Err(source) => {
+                    report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+                    ExitCode::Io
+                }
+            };
+            process::exit(code as i32);
         }
         None => (cli.files, cli.common, false),
     };
     process::exit(run(files, common, reports_only) as i32);
+}
+
+/// Whether the command line asks for JSON diagnostics (`--error-format json` or
+/// `--error-format=json`, the last one said, before a `--`), read from the raw arguments: an
+/// argument error happens before clap has parsed anything, and is said in the format asked for
+/// anyway.
+fn json_errors_asked(args: &[std::ffi::OsString]) -> bool {
+    let mut json = false;
+    let mut args = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(arg) = args.next() {
+        match arg {
+            Some("--") => break,
+            Some("--error-format") => json = args.next().flatten() == Some("json"),
+            Some(a) => {
+                if let Some(v) = a.strip_prefix("--error-format=") {
+                    json = v == "json";
+                }
+            }
+            None => {}
+        }
+    }
+    json
+}
+
+/// A command line clap refused (exit 2), or `--help` / `--version` (printed, exit 0). With JSON
+/// diagnostics asked for, the error is one JSON object, as every other diagnostic is; for a
+/// person, clap's own message, without colour and escaped when an argument (`hostile`) holds
+/// a character that would drive the terminal (clap passes them through to a terminal).
+fn argument_error(e: &clap::Error, json: bool, hostile: bool) -> ExitCode {
+    if !e.use_stderr() {
+        // --help, --version: the text is the output. A closed pipe is no error; a full disk is.
+        return match e.print() {
+            Err(source) if source.kind() != io::ErrorKind::BrokenPipe => {
+                report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+                ExitCode::Io
+            }
+            _ => ExitCode::Ok,
+        };
+    }
+    let plain = e.render().to_string();
+    let mut err = io::stderr().lock();
+    if json {
+        // The message without clap's `error: ` and its usage and help lines (the paragraphs that
+        // say what is wrong, and the possible values when it lists them).
+        let message = plain
+            .split("\n\n")
+            .filter(|p| !p.starts_with("Usage:") && !p.starts_with("For more information"))
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let message = message.strip_prefix("error: ").unwrap_or(&message);
+        let obj = serde_json::json!({
+            "code": "usage",
+            "message": message,
+            "input": null,
+            "line": null,
+            "column": null,
+            "exit_code": ExitCode::Usage as i32,
+        });
+        let _ = writeln!(err, "{obj}");
+    } else if hostile {
+        let _ = write!(err, "{}", plain.lines().map(|l| printable(l) + "\n").collect::<String>());
+    } else {
+        drop(err);
+        let _ = e.print();
+    }
+    ExitCode::Usage
+}
+
+/// Write a listing (schema, parsers, completions, man page) to stdout: exit 0 once written, or
+/// when the reader closed the pipe first (`| head`); exit 4, said on stderr, when it cannot be
+/// written (a full disk).
+fn write_listing(bytes: &[u8]) -> ExitCode {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => ExitCode::Ok,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::Ok,
+        Err(source) => {
+            report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+            ExitCode::Io
+        }
+    }
 }
 
 /// Colour only on a terminal, and never with NO_COLOR set.
@@ -182,11 +282,9 @@ fn color_on(terminal: bool) -> bool {
 
 fn print_schema() -> ExitCode {
     let schema = bench_normalize::schema::report_schema();
-    let mut out = io::stdout().lock();
-    match serde_json::to_writer_pretty(&mut out, &schema).map_err(io::Error::from).and_then(|_| writeln!(out)) {
-        Ok(()) => ExitCode::Ok,
-        Err(_) => ExitCode::Io,
-    }
+    let mut text = serde_json::to_vec_pretty(&schema).expect("the schema serializes");
+    text.push(b'\n');
+    write_listing(&text)
 }
 
 /// The built-in definitions, or those of `--parsers DIR` over them (loaded once, kept for the
@@ -207,10 +305,11 @@ fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
         }
     };
     let listing = bench_normalize::definition::listing(defs);
-    let mut out = io::stdout().lock();
-    let r = match format {
+    let text = match format {
         ListFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &listing).map_err(io::Error::from).and_then(|_| writeln!(out))
+            let mut text = serde_json::to_string_pretty(&listing).expect("the listing serializes");
+            text.push('\n');
+            text
         }
         ListFormat::Table => {
             let mut t = comfy_table::Table::new();
@@ -220,7 +319,8 @@ fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
             for d in listing.as_array().into_iter().flatten() {
                 let variants: Vec<&str> =
                     d["variants"].as_array().into_iter().flatten().filter_map(|v| v["id"].as_str()).collect();
-                t.add_row(vec![
+                // Definitions given with --parsers are text from files: escaped as input text is.
+                let row = [
                     d["id"].as_str().unwrap_or("").to_string(),
                     d["tool"].as_str().unwrap_or("").to_string(),
                     d["format"].as_str().unwrap_or("").to_string(),
@@ -233,12 +333,13 @@ fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
                         .collect::<Vec<_>>()
                         .join("; "),
                     d["origin"].as_str().unwrap_or("").to_string(),
-                ]);
+                ];
+                t.add_row(row.iter().map(|c| printable(c).into_owned()).collect::<Vec<_>>());
             }
-            writeln!(out, "{t}")
+            format!("{t}\n")
         }
     };
-    if r.is_ok() { ExitCode::Ok } else { ExitCode::Io }
+    write_listing(text.as_bytes())
 }
 
 fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
@@ -299,22 +400,28 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         to_terminal,
         input_streams: false,
     };
-    let mut tee: Option<Box<dyn Write + Send>> = match &c.tee {
-        None => None,
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(io::stderr())),
-        Some(p) => match File::create(p) {
-            Ok(f) => Some(Box::new(io::BufWriter::new(f))),
-            Err(source) => {
-                let e = Error::Write { output: p.display().to_string(), source };
+    // The copy's target is opened last, after every other check of the command line: a file is
+    // emptied only when nothing else can refuse the run.
+    let mut tee: Option<TeeTarget> = match (&c.tee_file, c.tee) {
+        (Some(p), _) => match open_tee_file(p, &inputs) {
+            Ok(f) => Some(TeeTarget::new(p.display().to_string(), Box::new(f))),
+            Err(e) => {
                 report_error(c.error_format, &e);
                 return e.exit_code();
             }
         },
+        (None, true) => Some(TeeTarget::new("stderr".into(), Box::new(io::stderr()))),
+        (None, false) => None,
     };
     if inputs.len() == 1 || tee.is_some() {
         // One input (or a copy to show live): runs go out as soon as they are found.
         for path in &inputs {
             let result = normalize_path(path, &opts, &mut out, tee.as_mut());
+            // A copy that could not be written is an I/O error (said once); the report goes on.
+            if let Some(e) = tee.as_mut().and_then(TeeTarget::take_error) {
+                report_error(c.error_format, &e);
+                out.worst = out.worst.max(e.exit_code());
+            }
             if let Err(e) = result {
                 if matches!(e, Error::Write { .. }) {
                     return out.stopped(c.error_format, &e);
@@ -357,12 +464,122 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     out.code()
 }
 
+/// Where `--tee` / `--tee-file` copies the input, and the first write to it that failed.
+struct TeeTarget {
+    name: String,
+    out: Box<dyn Write + Send>,
+    failed: Option<io::Error>,
+    /// The failure was said: nothing more is copied, nor said again.
+    stopped: bool,
+}
+
+impl TeeTarget {
+    fn new(name: String, out: Box<dyn Write + Send>) -> TeeTarget {
+        TeeTarget { name, out, failed: None, stopped: false }
+    }
+
+    /// Copy bytes through, at once (someone is watching). After a failed write, nothing more is
+    /// copied: the failure is kept to be said once.
+    fn copy(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() || self.stopped || bytes.is_empty() {
+            return;
+        }
+        if let Err(e) = self.out.write_all(bytes).and_then(|_| self.out.flush()) {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The failed write as an error (exit 4), once.
+    fn take_error(&mut self) -> Option<Error> {
+        let source = self.failed.take()?;
+        self.stopped = true;
+        Some(Error::Write { output: self.name.clone(), source })
+    }
+}
+
+/// What a file is, whatever name reaches it (a symlink, a hard link, `./a` or `dir/../a`).
+#[cfg(unix)]
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+/// `--tee-file PATH`, opened for the copy once it is known not to be an input: a path that is
+/// one of the inputs (the same file by any name), the file standard input reads (`<
+/// run.log`, read or not), or the file standard output writes (the report) is refused (exit 2),
+/// and a file that exists is emptied only then. The file is opened first (without emptying it) and the
+/// inputs compared with the file opened, so that the file compared is the file written.
+fn open_tee_file(path: &Path, inputs: &[PathBuf]) -> Result<File, Error> {
+    let name = path.display().to_string();
+    let refuse = |why: String| Error::Usage(format!("--tee-file {name}: {why}; nothing was written to it"));
+    if path.as_os_str() == "-" {
+        return Err(refuse("standard output holds the report (--tee copies to standard error)".into()));
+    }
+    let write_error = |source| Error::Write { output: name.clone(), source };
+    let (file, created) = match File::options().write(true).create_new(true).open(path) {
+        Ok(f) => (f, true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            (File::options().write(true).open(path).map_err(write_error)?, false)
+        }
+        Err(e) => return Err(write_error(e)),
+    };
+    let meta = file.metadata().map_err(write_error)?;
+    let clash = tee_clash(path, &meta, inputs);
+    if let Some(why) = clash {
+        if created {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(refuse(why));
+    }
+    if meta.is_file() && meta.len() > 0 {
+        file.set_len(0).map_err(write_error)?;
+    }
+    Ok(file)
+}
+
+/// Why the copy's file (opened at `path`, `meta`) may not be written, if it may not.
+fn tee_clash(path: &Path, meta: &std::fs::Metadata, inputs: &[PathBuf]) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let target = identity(meta);
+        let of_fd =
+            |fd: std::os::fd::BorrowedFd| fd.try_clone_to_owned().ok().and_then(|fd| File::from(fd).metadata().ok());
+        for input in inputs {
+            if input.as_os_str() != "-" && std::fs::metadata(input).is_ok_and(|m| identity(&m) == target) {
+                return Some(format!("it is the input {}", input.display()));
+            }
+        }
+        // Standard input's file is taken as an input even when named inputs are given: it was
+        // handed to the command (`< run.log`), and is never written.
+        if of_fd(io::stdin().as_fd()).is_some_and(|m| identity(&m) == target) {
+            return Some("it is the file standard input reads, an input".into());
+        }
+        // The report's own file (`> out.json`): the copy would be mixed into it. Only a regular
+        // file: `/dev/null` for both is no harm.
+        if meta.is_file() && of_fd(io::stdout().as_fd()).is_some_and(|m| identity(&m) == target) {
+            return Some("it is the file standard output writes the report to".into());
+        }
+        let _ = path;
+        None
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        let target = std::fs::canonicalize(path).ok()?;
+        inputs
+            .iter()
+            .find(|i| std::fs::canonicalize(i).is_ok_and(|c| c == target))
+            .map(|i| format!("it is the input {}", i.display()))
+    }
+}
+
 /// Read one input (a path, or `-` for stdin), copying it to `tee` as it is read.
 fn normalize_path<S: Sink + Reading>(
     path: &std::path::Path,
     opts: &Options,
     sink: &mut S,
-    tee: Option<&mut Box<dyn Write + Send>>,
+    tee: Option<&mut TeeTarget>,
 ) -> Result<usize, Error> {
     let name = path.display().to_string();
     let file = if name == "-" {
@@ -430,16 +647,17 @@ fn stdin_file() -> Option<File> {
     None
 }
 
-/// A reader that copies what is consumed to a writer, as it is consumed.
+/// A reader that copies what is consumed to a writer, as it is consumed. A failed copy does not
+/// stop the reading (the report is still made); it is said after the input, exit 4.
 struct Tee<'w, R> {
     inner: R,
-    copy: &'w mut Box<dyn Write + Send>,
+    copy: &'w mut TeeTarget,
 }
 
 impl<R: io::BufRead> io::Read for Tee<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        let _ = self.copy.write_all(&buf[..n]).and_then(|_| self.copy.flush());
+        self.copy.copy(&buf[..n]);
         Ok(n)
     }
 }
@@ -451,8 +669,7 @@ impl<R: io::BufRead> io::BufRead for Tee<'_, R> {
 
     fn consume(&mut self, n: usize) {
         if let Ok(buf) = self.inner.fill_buf() {
-            // A closed stderr does not stop the normalization.
-            let _ = self.copy.write_all(&buf[..n.min(buf.len())]).and_then(|_| self.copy.flush());
+            self.copy.copy(&buf[..n.min(buf.len())]);
         }
         self.inner.consume(n);
     }
@@ -602,6 +819,9 @@ impl<W: Write> Sink for Output<W> {
     }
 
     fn diagnostic(&mut self, error: Error) {
+        // The exit code is at least the diagnostic's (a malformed JSON Lines line among good
+        // ones is exit 3, as its `exit_code` says).
+        self.worst = self.worst.max(error.exit_code());
         report_error(self.error_format, &error);
     }
 
@@ -631,16 +851,14 @@ fn render_jsonl(run: &Run) -> Option<Vec<u8>> {
 /// A warning about one run (a figure that cannot be known), on stderr.
 fn report_warning(format: ErrorFormat, run: &Run, message: &str) {
     let mut err = io::stderr().lock();
-    let at = match run.source.first_line {
-        Some(l) => format!("{}:{l}", run.source.input),
-        None => run.source.input.clone(),
-    };
     let _ = match format {
-        ErrorFormat::Human => writeln!(err, "bench-normalize: warning: {at}: run {}: {message}", run.source.block),
+        ErrorFormat::Human => {
+            writeln!(err, "bench-normalize: warning: {}: run {}: {}", run_at(run), run.source.block, printable(message))
+        }
         ErrorFormat::Json => writeln!(
             err,
             "{}",
-            serde_json::json!({ "code": "warning", "message": message, "input": run.source.input, "line": run.source.first_line, "column": null, "run": run.source.block })
+            serde_json::json!({ "code": "warning", "message": message, "input": run.source.input, "line": run.source.first_line, "column": null, "run": run.source.block, "exit_code": ExitCode::Ok as i32 })
         ),
     };
 }
@@ -671,10 +889,7 @@ fn report_error(format: ErrorFormat, e: &Error) {
 /// the JSON (which says the same in `checks`).
 fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
     let mut err = io::stderr().lock();
-    let at = match run.source.first_line {
-        Some(l) => format!("{}:{l}", run.source.input),
-        None => run.source.input.clone(),
-    };
+    let at = run_at(run);
     use bench_normalize::report::{Check, Severity, Status};
     let strict_or_error = |c: &&Check| {
         c.status == Status::Fail && (c.severity == Severity::Error || (strict && c.severity == Severity::Warning))
@@ -682,7 +897,8 @@ fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
     for c in run.checks.iter().filter(strict_or_error) {
         let _ = match format {
             ErrorFormat::Human => {
-                writeln!(err, "bench-normalize: {at}: run {} rejected: {}: {}", run.source.block, c.id, c.message)
+                let (id, message) = (printable(&c.id), printable(&c.message));
+                writeln!(err, "bench-normalize: {at}: run {} rejected: {id}: {message}", run.source.block)
             }
             ErrorFormat::Json => writeln!(
                 err,
@@ -696,9 +912,20 @@ fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
                     "line": run.source.first_line,
                     "column": null,
                     "run": run.source.block,
+                    "exit_code": ExitCode::Rejected as i32,
                 })
             ),
         };
+    }
+}
+
+/// Where a run is, for a person: `input:line`, the input's name escaped (it may come from a
+/// report's recorded `source.input`, or be a file name with a line break in it).
+fn run_at(run: &Run) -> String {
+    let input = printable(&run.source.input);
+    match run.source.first_line {
+        Some(l) => format!("{input}:{l}"),
+        None => input.into_owned(),
     }
 }
 

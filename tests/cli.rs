@@ -238,7 +238,7 @@ fn tee_copies_the_input_unchanged() {
     assert_eq!(json(&out)["runs"].as_array().unwrap().len(), 1);
     let dir = std::env::temp_dir().join(format!("bn-tee-{}", std::process::id()));
     let file = dir.with_extension("log");
-    let out = run_with_stdin(&["--tee", file.to_str().unwrap(), "--format", "jsonl"], &log);
+    let out = run_with_stdin(&["--tee-file", file.to_str().unwrap(), "--format", "jsonl"], &log);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(std::fs::read(&file).unwrap(), log);
     let _ = std::fs::remove_file(file);
