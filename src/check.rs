@@ -77,7 +77,8 @@ pub fn describe(v: &Value) -> String {
 /// A key appended to a JSON path: `a.b`, or `a["odd key"]` for a key that is not a plain name
 /// (escaped: a key never reaches a terminal raw).
 fn join(at: &str, key: &str) -> String {
-    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    // A statistic's name has a dot (`p99.9`): written as it is, as the canonical paths do.
+    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     match (at.is_empty(), plain) {
         (true, true) => key.to_string(),
         (false, true) => format!("{at}.{key}"),
@@ -816,10 +817,9 @@ fn compare(fails: &mut Vec<String>, name: &str, stated: Option<f64>, recomputed:
     let Some(s) = stated else { return };
     match recomputed {
         Some(r) if within(s, (r, r)) => {}
-        Some(r) => fails.push(format!("derived.{name} is {} but the report's own figures give {}", show(s), show(r))),
+        Some(r) => fails.push(format!("derived.{name} is {s} but the report's own figures give {r}")),
         None => fails.push(format!(
-            "derived.{name} is {} but cannot be recomputed from the report ({})",
-            show(s),
+            "derived.{name} is {s} but cannot be recomputed from the report ({})",
             why_none.unwrap_or("its inputs are absent")
         )),
     }
@@ -875,6 +875,12 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
                 // A percentile nothing in the report can confirm is not passed on as verified.
                 None => unverified.push(name),
             }
+        }
+        if stated.per_request.is_none() {
+            fails.push(
+                "derived.tpot_ms.method is per-request but the report has no derived.per_request summary of the arrays"
+                    .into(),
+            );
         }
         if let Some(p) = &stated.per_request {
             let i = crate::derive::Inputs::of(run);

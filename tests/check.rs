@@ -219,7 +219,7 @@ fn an_edited_derived_tpot_is_rejected_naming_both_figures() {
     let o = check_cli(&r, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("derived-restated: derived.tpot_ms.mean is 1 but the report's own figures give 12.8"), "{e}");
+    assert!(e.contains("derived-restated: derived.tpot_ms.mean is 1 but the report's own figures give 12.8018"), "{e}");
     // The report printed carries the recomputed figure, and says why it was rejected.
     let out: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(out["runs"][0]["derived"]["tpot_ms"]["mean"], json!(12.8018));
@@ -230,7 +230,44 @@ fn an_edited_derived_tpot_is_rejected_naming_both_figures() {
     r["runs"][0]["derived"]["per_user_decode_tok_per_s"] = json!(500);
     let o = check_cli(&r, &[]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("derived.per_user_decode_tok_per_s is 500 but the report's own figures give 78.11"));
+    assert!(stderr(&o).contains("derived.per_user_decode_tok_per_s is 500 but the report's own figures give 78.114"));
+}
+
+#[test]
+fn per_request_figures_are_checked_against_what_the_report_carries() {
+    let r = sample_report("captured/vllm-s2.result.json");
+    assert_eq!(r["runs"][0]["derived"]["tpot_ms"]["method"], "per-request");
+    assert_eq!(check_cli(&r, &[]).status.code(), Some(0));
+    // Edited: the tool's own per-request TPOT mean (12.80) says otherwise.
+    let mut bad = r.clone();
+    bad["runs"][0]["derived"]["tpot_ms"]["mean"] = json!(6.4);
+    let o = check_cli(&bad, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("derived.tpot_ms.mean 6.4 (per request) is not the tool's own per-request TPOT mean 12.8")
+    );
+    // ... and with the tool's TPOT rows removed, nothing confirms it: an error saying why.
+    bad["runs"][0]["reported"].as_object_mut().unwrap().remove("tpot_ms");
+    let o = check_cli(&bad, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("derived.tpot_ms.mean 6.4 (per request) cannot be verified"), "{}", stderr(&o));
+    // The token-weighted mean is (E2E - TTFT) / (N_out / R - 1).
+    let mut bad = r.clone();
+    bad["runs"][0]["derived"]["tpot_ms"]["token_weighted_mean"] = json!(10.0);
+    let o = check_cli(&bad, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("derived.tpot_ms.token_weighted_mean 10 is not (E2E"), "{}", stderr(&o));
+    // A per-request method without the arrays' summary is no per-request figure.
+    let mut bad = r.clone();
+    bad["runs"][0]["derived"].as_object_mut().unwrap().remove("per_request");
+    assert_eq!(check_cli(&bad, &[]).status.code(), Some(1));
+    // A TPOT percentile the tool did not print cannot be confirmed: left out, with a note.
+    let o = check_cli(&r, &[]);
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = &out["runs"][0];
+    assert!(r["runs"][0]["derived"]["tpot_ms"]["p90"].is_number());
+    assert!(run["derived"]["tpot_ms"].get("p90").is_none(), "{}", run["derived"]["tpot_ms"]);
+    assert!(run["notes"].as_array().unwrap().iter().any(|n| n["code"] == "unverified-left-out"));
 }
 
 #[test]
@@ -502,10 +539,16 @@ proptest! {
 
     /// A stated derived figure edited by more than its tolerance is never accepted.
     #[test]
-    fn an_edited_derived_figure_is_never_accepted(which in any::<prop::sample::Index>(), field in 0..DERIVED.len(), factor in prop_oneof![0.01f64..0.95, 1.05f64..100.0]) {
+    fn an_edited_derived_figure_is_never_accepted(which in any::<prop::sample::Index>(), field in 0..DERIVED.len(), factor in prop_oneof![0.01f64..0.95, 1.05f64..100.0], drop_tool_tpot in any::<bool>()) {
         let reports = accepted_reports();
         let (name, doc, _) = reports[which.index(reports.len())];
         let mut doc = doc.clone();
+        // The tool's own TPOT rows removed too: the edit must not become the claim that checks it.
+        if drop_tool_tpot {
+            if let Some(reported) = doc["runs"][0]["reported"].as_object_mut() {
+                reported.remove("tpot_ms");
+            }
+        }
         let mut here = &mut doc["runs"][0]["derived"];
         for k in DERIVED[field] {
             here = &mut here[*k];
