@@ -639,11 +639,14 @@ fn written_half_unit(x: f64) -> f64 {
     }
 }
 
-/// Rounding of a stated figure: what its written digits allow, at most 0.5% (an integer-valued
-/// figure), at least what 6 significant digits (the derivation's rounding) and float noise allow.
+/// Rounding of a stated figure: what its written digits allow (an integer-valued figure, `78` or
+/// `78.0`, at most 0.5%: JSON does not say which was written), at least what 6 significant digits
+/// (the derivation's rounding) and float noise allow.
 fn slack(stated: f64) -> f64 {
     let a = stated.abs();
-    written_half_unit(stated).min(0.005 * a).max(5e-6 * a).max(1e-9)
+    let half = written_half_unit(stated);
+    let half = if stated.fract() == 0.0 { half.min(0.005 * a) } else { half };
+    half.max(5e-6 * a).max(1e-9)
 }
 
 /// An interval `[lo, hi]` a written input lies in.
@@ -1018,4 +1021,45 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
         return (Status::Skipped, "the report states no derived figure".into());
     }
     outcome(fails, "every stated derived figure is what the report's own figures give".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_digits_set_the_rounding() {
+        assert_eq!(written_half_unit(26.75), 0.005);
+        assert_eq!(written_half_unit(4096.0), 0.5);
+        // 5.13 written to one decimal is 5.1; 5.2 is not it.
+        assert!(within(5.1, (5.13, 5.13)));
+        assert!(!within(5.2, (5.13, 5.13)));
+        // An integer-valued figure: at most 0.5% either way.
+        assert!(within(78.0, (78.114, 78.114)));
+        assert!(!within(5.0, (5.13, 5.13)));
+        // 8192 tokens over a duration written 26.8 (26.75 rounded): 306.24 is in the interval.
+        assert!(within(306.24, divide((8192.0, 8192.0), interval(26.8))));
+        assert!(!within(3062.4, divide((8192.0, 8192.0), interval(26.8))));
+    }
+
+    #[test]
+    fn paths_escape_odd_keys() {
+        assert_eq!(join("", "metrics"), "metrics");
+        assert_eq!(join("reported.itl_ms", "p99.9"), "reported.itl_ms.p99.9");
+        assert_eq!(join("metrics", "a\u{1b}[2J"), "metrics[\"a\\u001b[2J\"]");
+    }
+
+    #[test]
+    fn bearer_tokens_as_dstack_sees_them() {
+        assert!(bearer_token("curl -H 'Authorization: Bearer sk1234567890abcdefgh'").is_some());
+        for fine in [
+            "Bearer $TOKEN",
+            "bearer ****************",
+            "Bearer REDACTED1234567890",
+            "bearer short1",
+            "auth via bearer header from env",
+        ] {
+            assert_eq!(bearer_token(fine), None, "{fine}");
+        }
+    }
 }
