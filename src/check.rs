@@ -684,12 +684,12 @@ fn outcome(failures: Vec<String>, passed: String) -> (Status, String) {
 }
 
 /// The report-level rules of a run read back from a report (a canonical run, or a report shape
-/// such as dstack's): headline definitions, dstack's model rules for a dstack report, and, for a
-/// canonical run, its stated derived figures against the recomputed ones (`stated`). Call after
-/// [`crate::validate::validate`]: the checks are added to its, and a failed error rejects the run.
-pub fn verify(run: &mut Run, stated: Option<&Derived>, policy: &Policy) {
-    if let Some(stated) = stated {
-        let o = restated(run, stated);
+/// such as dstack's): for a canonical run the outcome of [`restated`] (called before validation,
+/// as it may put a verified per-request TPOT back), headline definitions, and dstack's model rules
+/// for a dstack report. Call after [`crate::validate::validate`]: the checks are added to its, and
+/// a failed error rejects the run.
+pub fn verify(run: &mut Run, restated: Option<(Status, String)>, policy: &Policy) {
+    if let Some(o) = restated {
         add(run, policy, RESTATED, Severity::Error, o);
     }
     let o = headlines(run);

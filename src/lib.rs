@@ -597,8 +597,9 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
                     run.derived.per_request = stated.per_request.clone();
                 }
                 run.derived = derive::derive(&run);
+                let restated = check::restated(&mut run, &stated);
                 validate::validate(&mut run, &opts.policy);
-                check::verify(&mut run, Some(&stated), &opts.policy);
+                check::verify(&mut run, Some(restated), &opts.policy);
                 out.push(run);
             }
             if errors.is_empty() { Ok(out) } else { Err(errors) }
