@@ -698,3 +698,67 @@ fn what_the_json_schema_refuses_the_walk_refuses() {
     }
     assert!(refused > 50, "{refused}");
 }
+
+/// Through the executable: one report of every sample, then `check` of it: the same verdict for
+/// every run, and exit 1 exactly when one of them was rejected.
+#[test]
+fn the_executable_checks_its_own_report_of_every_sample() {
+    let samples: Vec<String> = common::samples().iter().map(|p| p.display().to_string()).collect();
+    let made = bin().args(&samples).args(["--format", "json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&made.stdout).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    assert!(runs.len() > 150, "{}", runs.len());
+    let o = check_cli(&report, &[]);
+    let again: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let verdicts = |v: &Value| v["runs"].as_array().unwrap().iter().map(|r| r["verdict"].clone()).collect::<Vec<_>>();
+    assert_eq!(verdicts(&again), verdicts(&report));
+    let any_rejected = verdicts(&report).iter().any(|v| v == "rejected");
+    assert_eq!(o.status.code(), Some(if any_rejected { 1 } else { 0 }), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("derived-restated") && !stderr(&o).contains("headline-definitions"), "{}", stderr(&o));
+}
+
+/// Hand-written canonical runs made from the samples' runs: `reported.per_user_tok_per_s` is
+/// `1000 / TPOT` (rounded to 2 decimals as a person writes it).
+fn hand_written_runs() -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for (name, _, runs) in sample_reports() {
+        for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
+            let Some(t) = run.derived.tpot_ms.mean.filter(|t| *t > 0.0) else { continue };
+            let mut v = serde_json::to_value(run).unwrap();
+            v["source"]["parser"] = json!("report");
+            v["reported"]["per_user_tok_per_s"] = json!((100_000.0 / t).round() / 100.0);
+            out.push((format!("{name} #{}", run.source.block), v));
+        }
+    }
+    out
+}
+
+#[test]
+fn hand_written_per_user_rates_of_1000_over_tpot_are_accepted() {
+    let runs = hand_written_runs();
+    assert!(runs.len() > 100, "{}", runs.len());
+    for (name, v) in &runs {
+        let c = check_lib(v);
+        assert!(c.errors.is_empty(), "{name}: {:?}", c.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>());
+        let failed: Vec<&str> =
+            c.runs[0].checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.message.as_str()).collect();
+        assert_eq!(c.runs[0].verdict, Verdict::Accepted, "{name}: {failed:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// A hand-written per-user rate off its definition by more than rounding is never accepted.
+    #[test]
+    fn an_edited_canonical_per_user_rate_is_never_accepted(which in any::<prop::sample::Index>(), factor in prop_oneof![0.01f64..0.97, 1.03f64..100.0]) {
+        let runs = hand_written_runs();
+        let (name, v) = &runs[which.index(runs.len())];
+        let mut v = v.clone();
+        let x = v["reported"]["per_user_tok_per_s"].as_f64().unwrap();
+        v["reported"]["per_user_tok_per_s"] = json!(x * factor);
+        let c = check_lib(&v);
+        prop_assert!(c.errors.is_empty());
+        prop_assert_eq!(c.runs[0].verdict, Verdict::Rejected, "{}: per_user_tok_per_s {} -> {} accepted", name, x, x * factor);
+    }
+}
