@@ -111,18 +111,21 @@ fn dstack_metrics_take_tpot_from_the_derivation_and_null_what_is_unknown() {
     assert_eq!((m["tpot_ms"]["p50"].clone(), m["failed_requests"].clone()), (Value::Null, Value::Null));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("tpot_ms.p50 is null") && err.contains("failed_requests is null"), "{err}");
-    // Pasted into a preset report as is, it passes `check`.
+    // Pasted into a preset report as is, `check` holds it to dstack's model: a null figure (here
+    // failed_requests, tpot_ms.p50) is no number dstack accepts, and `check` names it (exit 3).
     let report = json!({
         "tool": "python -m sglang.bench_serving", "tool_version": "0.5.5.post1", "command": "…",
-        "workload": { "num_requests": 16, "concurrency": 4 },
+        "workload": { "api": "completions", "num_requests": 16, "input_tokens": 1024, "output_tokens": 512, "concurrency": 4 },
         "metrics": m
     });
     let dir = std::env::temp_dir().join(format!("bn-dstack-{}.json", std::process::id()));
     std::fs::write(&dir, report.to_string()).unwrap();
     let o = run(&["check", dir.to_str().unwrap()]);
     let _ = std::fs::remove_file(&dir);
-    // A null figure (here failed_requests) is allowed by the shape: unknown, not zero.
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("metrics.failed_requests: expected a whole number >= 0, found null"), "{err}");
+    assert!(err.contains("metrics.tpot_ms.p50: expected a number >= 0, found null"), "{err}");
 }
 
 #[test]

@@ -48,7 +48,8 @@ fn decode_capacity() {
     let (s, m) = rule("decode-capacity", no_cap);
     assert_eq!(s, Status::Pass, "{m}");
     assert!(m.contains("32 requests (no concurrency cap) x 96.28 s"), "{m}");
-    let (s, _) = rule("decode-capacity", motivating(json!({}), None));
+    // No TPOT (null: absent; `{}` is a shape error, see tests/check.rs).
+    let (s, _) = rule("decode-capacity", motivating(Value::Null, None));
     assert_eq!(s, Status::Skipped);
     let mut no_duration = motivating(json!({ "mean": 137.18 }), None);
     no_duration["totals"]["duration_s"] = Value::Null;
@@ -255,7 +256,7 @@ fn dstack(tpot: Value, e2e: Option<Value>) -> Value {
     let mut metrics = json!({
         "successful_requests": 32, "failed_requests": 0, "duration_seconds": 96.28,
         "total_input_tokens": 4194304, "total_output_tokens": 16384,
-        "output_tok_per_s": 170.17, "per_user_tok_per_s": 7.29,
+        "output_tok_per_s": 170.17, "per_user_tok_per_s": 42.54,
         "ttft_ms": { "mean": 210.0, "p50": 205.3, "p99": 260.8 },
         "tpot_ms": tpot
     });
@@ -314,32 +315,34 @@ fn with_a_consistent_e2e_it_is_rejected_by_decode_within_e2e_too() {
 fn the_same_report_with_the_true_tpot_is_accepted() {
     let run = check(&dstack(json!({ "mean": 12.8, "p50": 12.8, "p99": 12.9 }), None)).unwrap();
     assert_eq!(run.verdict, Verdict::Accepted);
-    let run = check(&dstack(Value::Null, None)).unwrap();
-    assert_eq!(run.verdict, Verdict::Accepted);
-    assert!(run.derived.tpot_ms.mean.is_none());
+    // dstack's model requires tpot_ms: null is a shape error, not "TPOT unknown".
+    let e = check(&dstack(Value::Null, None)).unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+    assert!(e.to_string().contains("metrics.tpot_ms: expected dstack's PresetBenchmarkLatency"), "{e}");
 }
 
 #[test]
 fn report_shape_errors_name_the_json_path() {
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
+    let tpot = || json!({ "mean": 12.8, "p50": 12.8, "p99": 12.9 });
+    let mut r = dstack(tpot(), None);
     r["metrics"]["duration_seconds"] = json!("96.28");
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.duration_seconds: expected a number, got the string \"96.28\"");
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
+    assert_eq!(e, "report.json: metrics.duration_seconds: expected a number > 0, found the string \"96.28\"");
+    let mut r = dstack(tpot(), None);
     r["metrics"].as_object_mut().unwrap().remove("total_output_tokens");
     let e = check(&r).unwrap_err().to_string();
     assert_eq!(
         e,
-        "report.json: metrics.total_output_tokens: missing: a required field of the dstack preset report shape"
+        "report.json: metrics.total_output_tokens: expected a whole number >= 0 (required), found nothing: the key is missing"
     );
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
+    let mut r = dstack(tpot(), None);
     r["metrics"]["successful_requests"] = json!(31.5);
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.successful_requests: expected a whole number, got 31.5");
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
-    r["metrics"]["tpot_ms"] = json!({ "mean": "fast" });
+    assert_eq!(e, "report.json: metrics.successful_requests: expected a whole number >= 0, found the number 31.5");
+    let mut r = dstack(tpot(), None);
+    r["metrics"]["tpot_ms"]["mean"] = json!("fast");
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.tpot_ms.mean: expected a number, got the string \"fast\"");
+    assert_eq!(e, "report.json: metrics.tpot_ms.mean: expected a number >= 0, found the string \"fast\"");
     assert_eq!(check(&r).unwrap_err().exit_code(), bench_normalize::ExitCode::NoResult);
 }
 
@@ -365,12 +368,13 @@ fn canonical_reports_are_checked_too() {
     // Wrong types name the path.
     let bad = json!({ "runs": [ { "totals": { "output_tokens": "many" } } ], "schema_version": 1 });
     let e = check(&bad).unwrap_err().to_string();
-    assert_eq!(e, "report.json: runs[0].totals.output_tokens: expected a whole number, got a string");
+    assert_eq!(e, "report.json: runs[0].totals.output_tokens: expected a whole number >= 0, found the string \"many\"");
     let bad = json!({ "totals": { "duration_s": 1.0 }, "reported": { "ttft_ms": { "average": 3.0, "worst": 9.0 } } });
     let e = check(&bad).unwrap_err().to_string();
+    // Every unknown key is an error (the last one is returned, the others go to diagnostics).
     assert_eq!(
         e,
-        "report.json: reported.ttft_ms: expected statistics (mean, min, p50, p90, p99, max, std), got keys average, worst"
+        "report.json: reported.ttft_ms.worst: expected a statistic's name (mean, min, p50, p90, p99, p99.9, max, std), found an unknown key"
     );
 }
 
