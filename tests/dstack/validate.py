@@ -1,0 +1,155 @@
+"""Validate every sample's `--format dstack` output against dstack's own pydantic models.
+
+Run by tests/dstack/run.sh (which builds the venv with dstack installed, outside the repository):
+
+    python tests/dstack/validate.py BENCH_NORMALIZE_EXECUTABLE SAMPLES_DIR
+
+For every input under SAMPLES_DIR/*/ (truth files, manifests and READMEs aside), the executable is
+run with `--format dstack`:
+
+* exit 0 or 1: stdout must be one object per accepted run (an array for several; a run rejected
+  by a rule, exit 1, is not written) that dstack's model accepts: `PresetBenchmark` when it
+  is the whole `benchmark` object, else `PresetBenchmarkMetrics`. A metrics object is then put in
+  a `PresetBenchmark` with the workload the run's own report states (num_requests, concurrency),
+  so that dstack's cross-field rules (no failed request, successful == num_requests) are applied
+  as well, and its `per_user_tok_per_s` must be `output_tok_per_s / workload.concurrency`.
+* exit 5: stdout must be empty of any object dstack would reject, and stderr must name a missing
+  or unacceptable figure and say how to get it (a client flag, or `bench-normalize run`).
+* exit 3: no run in the input (not a result, or nothing usable): nothing on stdout.
+
+Prints a summary line per outcome and exits 1 on the first class of failure found (all listed).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from pydantic import ValidationError
+
+from dstack._internal.core.models.presets import PresetBenchmark, PresetBenchmarkMetrics
+
+SKIP_SUFFIXES = ("truth.json", "manifest.json", "expected.json", "README.md")
+EXTS = (".txt", ".json", ".jsonl", ".csv", ".md", ".yaml")
+HOW = ("--percentile-metrics", "--output-details", "--max-concurrency", "bench-normalize run", "run the client",
+       "result file", "fix the failures")
+
+
+def samples(root):
+    out = []
+    for d in sorted(os.listdir(root)):
+        sub = os.path.join(root, d)
+        if not os.path.isdir(sub):
+            continue
+        for f in sorted(os.listdir(sub)):
+            p = os.path.join(sub, f)
+            if os.path.isfile(p) and f.endswith(EXTS) and not f.endswith(SKIP_SUFFIXES):
+                out.append(p)
+    return out
+
+
+def report_runs(exe, path):
+    """The run's canonical report (its workload), to put a metrics object in a benchmark."""
+    p = subprocess.run([exe, "--format", "json", path], capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout)["runs"]
+    except (ValueError, KeyError):
+        return []
+
+
+def check_one(exe, path):
+    p = subprocess.run([exe, "--format", "dstack", "--error-format", "json", path], capture_output=True, text=True)
+    code = p.returncode
+    if code == 5:
+        errors = [json.loads(line) for line in p.stderr.splitlines() if line.startswith("{")]
+        unwritable = [e for e in errors if e.get("code") == "unwritable"]
+        if not unwritable:
+            return "fail", f"exit 5 without an 'unwritable' diagnostic: {p.stderr[:300]}"
+        for e in unwritable:
+            if e.get("exit_code") != 5 or not any(h in e["message"] for h in HOW):
+                return "fail", f"exit 5 message does not say how to get the figure: {e}"
+        # Runs that could be written still are, and must validate.
+        if not p.stdout.strip():
+            return "unwritable", unwritable[0]["message"]
+    elif code == 3:
+        if p.stdout.strip():
+            return "fail", "exit 3 with output"
+        return "nothing", p.stderr.strip()[:200]
+    elif code not in (0, 1):
+        return "fail", f"exit {code}: {p.stderr[:300]}"
+    elif code == 1 and not p.stdout.strip():
+        if "rejected" not in p.stderr:
+            return "fail", f"exit 1 without a rejection on stderr: {p.stderr[:300]}"
+        return "rejected", p.stderr.strip()[:200]
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError as e:
+        return "fail", f"stdout is not JSON ({e}): {p.stdout[:200]}"
+    objs = doc if isinstance(doc, list) else [doc]
+    runs = None
+    for i, obj in enumerate(objs):
+        try:
+            if "metrics" in obj:
+                PresetBenchmark.model_validate(obj)
+                continue
+            m = PresetBenchmarkMetrics.model_validate(obj)
+        except ValidationError as e:
+            return "fail", f"object {i}: dstack rejects it: {e}"
+        # dstack's definitions.
+        if abs(obj["output_tok_per_s"] - obj["total_output_tokens"] / obj["duration_seconds"]) > 1e-4 * obj["output_tok_per_s"]:
+            return "fail", f"object {i}: output_tok_per_s is not total_output_tokens / duration_seconds"
+        if runs is None:
+            runs = report_runs(exe, path)
+        # The run this object came from: written in input order, so the i-th when every run was
+        # written; otherwise the one with its totals.
+        if len(runs) == len(objs):
+            match = [runs[i]]
+        else:
+            match = [r for r in runs if r.get("totals", {}).get("output_tokens") == obj["total_output_tokens"]
+                     and r.get("totals", {}).get("duration_s") == obj["duration_seconds"]]
+        if not match:
+            return "fail", f"object {i}: no run of the report has its totals"
+        if match[0].get("verdict") != "accepted":
+            return "fail", f"object {i}: written for a rejected run"
+        w = match[0].get("workload", {})
+        conc = w.get("max_concurrency")
+        if not conc or abs(obj["per_user_tok_per_s"] - obj["output_tok_per_s"] / conc) > 1e-4 * obj["per_user_tok_per_s"]:
+            return "fail", f"object {i}: per_user_tok_per_s is not output_tok_per_s / concurrency {conc}"
+        n = w.get("num_prompts")
+        if n is not None:
+            bench = {
+                "tool": "test", "tool_version": "test", "command": "test",
+                "workload": {"api": "completions", "num_requests": n, "input_tokens": 1, "output_tokens": 2,
+                             "concurrency": conc},
+                "metrics": obj,
+            }
+            try:
+                PresetBenchmark.model_validate(bench)
+            except ValidationError as e:
+                return "fail", f"object {i}: with the run's workload, dstack rejects it: {e}"
+    return "valid", f"{len(objs)} object(s)"
+
+
+def main():
+    exe, root = sys.argv[1], sys.argv[2]
+    outcomes = {}
+    failures = []
+    for path in samples(root):
+        kind, detail = check_one(exe, path)
+        outcomes.setdefault(kind, []).append(path)
+        if kind == "fail":
+            failures.append(f"{os.path.relpath(path, root)}: {detail}")
+        if os.environ.get("VERBOSE"):
+            print(f"{kind:10} {os.path.relpath(path, root)}: {detail}")
+    for kind in sorted(outcomes):
+        print(f"{kind}: {len(outcomes[kind])}")
+    if failures:
+        print("\n".join(failures))
+        sys.exit(1)
+    if not outcomes.get("valid"):
+        print("no sample gave an object dstack accepts")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
