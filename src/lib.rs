@@ -35,6 +35,7 @@ pub mod canonical;
 pub mod definition;
 pub mod derive;
 pub mod detect;
+pub mod dstack_model;
 pub mod emit;
 pub mod error;
 pub mod extract;

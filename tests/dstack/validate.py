@@ -17,16 +17,24 @@ run with `--format dstack`:
   or unacceptable figure and say how to get it (a client flag, or `bench-normalize run`).
 * exit 3: no run in the input (not a result, or nothing usable): nothing on stdout.
 
-Prints a summary line per outcome and exits 1 on the first class of failure found (all listed).
+Then dstack's own documents (tests/dstack/documents: a `trial.json` and a `final_report.json`):
+dstack's model accepts their `benchmark` (the final report as a whole: `PresetAgentSuccess`),
+`check` accepts them, and for each mutation below `check` refuses the document (a shape error,
+exit 3, or its `dstack-model` rule) exactly when dstack's model refuses the mutated `benchmark`.
+
+Prints a summary line per outcome and exits 1 if anything failed (all failures listed).
 """
 
+import copy
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 from pydantic import ValidationError
 
+from dstack._internal.cli.models.preset_agent import PresetAgentSuccess
 from dstack._internal.core.models.presets import PresetBenchmark, PresetBenchmarkMetrics
 
 SKIP_SUFFIXES = ("truth.json", "manifest.json", "expected.json", "README.md")
@@ -130,6 +138,96 @@ def check_one(exe, path):
     return "valid", f"{len(objs)} object(s)"
 
 
+def _set(doc, path, value):
+    *head, last = path.split(".")
+    for k in head:
+        doc = doc[k]
+    if value is _DELETE:
+        doc.pop(last, None)
+    else:
+        doc[last] = value
+
+
+_DELETE = object()
+
+# Mutations of a benchmark object: (name, path, value). Some dstack accepts, most it refuses.
+MUTATIONS = [
+    ("as written", None, None),
+    ("unknown metrics key", "metrics.e2e_ms", {"mean": 6682.0, "p50": 6682.0, "p99": 6690.0}),
+    ("unknown workload key", "workload.max_concurrency", 4),
+    ("unknown top key", "notes", "x"),
+    ("extra latency statistic", "metrics.ttft_ms.p90", 141.0),
+    ("tpot p50 null", "metrics.tpot_ms.p50", None),
+    ("tpot null", "metrics.tpot_ms", None),
+    ("failed request", "metrics.failed_requests", 1),
+    ("fewer successes", "metrics.successful_requests", 15),
+    ("api generate", "workload.api", "generate"),
+    ("api chat", "workload.api", "chat_completions"),
+    ("one output token", "workload.output_tokens", 1),
+    ("zero duration", "metrics.duration_seconds", 0),
+    ("negative ttft", "metrics.ttft_ms.p99", -1.0),
+    ("zero per-user rate", "metrics.per_user_tok_per_s", 0),
+    ("no dataset", "workload.dataset", _DELETE),
+    ("a dataset", "workload.dataset", "sharegpt"),
+    ("dataset null", "workload.dataset", None),
+    ("no shared prefix", "workload.shared_prefix_tokens", _DELETE),
+    ("empty version", "tool_version", ""),
+    ("bearer token", "command", "vllm bench serve --header 'Authorization: Bearer sk0123456789abcdefgh'"),
+    ("zero concurrency", "workload.concurrency", 0),
+]
+
+
+def dstack_accepts(bench):
+    try:
+        PresetBenchmark.model_validate(bench)
+        return True
+    except ValidationError:
+        return False
+
+
+def check_verdict(exe, doc):
+    """`check`: True accepted by dstack's model rule (and its shape), False refused, with why."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(doc, f)
+    try:
+        p = subprocess.run([exe, "check", f.name, "--format", "json"], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if p.returncode == 3:
+        return False, p.stderr.strip()[:200]
+    try:
+        run = json.loads(p.stdout)["runs"][0]
+    except (ValueError, KeyError, IndexError):
+        return None, f"exit {p.returncode}: {p.stderr[:200]}"
+    rule = [c for c in run["checks"] if c["id"] == "dstack-model"][0]
+    return rule["status"] == "pass", rule["message"][:200]
+
+
+def check_documents(exe, docs_dir):
+    failures = []
+    for name in ("trial.json", "final_report.json"):
+        doc = json.load(open(os.path.join(docs_dir, name)))
+        if name == "final_report.json":
+            try:
+                PresetAgentSuccess.model_validate(doc)
+            except ValidationError as e:
+                failures.append(f"{name}: dstack refuses the fixture itself: {e}")
+        for label, path, value in MUTATIONS:
+            mutated = copy.deepcopy(doc)
+            if path is not None:
+                _set(mutated["benchmark"], path, value)
+            want = dstack_accepts(mutated["benchmark"])
+            got, why = check_verdict(exe, mutated)
+            if label == "as written" and not want:
+                failures.append(f"{name}: dstack refuses the fixture's benchmark")
+            if got != want:
+                failures.append(f"{name} / {label}: dstack {'accepts' if want else 'refuses'}, check says {got}: {why}")
+            elif os.environ.get("VERBOSE"):
+                print(f"agree      {name} / {label}: dstack {'accepts' if want else 'refuses'}; {why}")
+    print(f"documents: {2 * len(MUTATIONS)} checked, {len(failures)} disagreements")
+    return failures
+
+
 def main():
     exe, root = sys.argv[1], sys.argv[2]
     outcomes = {}
@@ -143,6 +241,7 @@ def main():
             print(f"{kind:10} {os.path.relpath(path, root)}: {detail}")
     for kind in sorted(outcomes):
         print(f"{kind}: {len(outcomes[kind])}")
+    failures += check_documents(exe, os.path.join(os.path.dirname(os.path.abspath(__file__)), "documents"))
     if failures:
         print("\n".join(failures))
         sys.exit(1)
