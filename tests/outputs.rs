@@ -222,6 +222,80 @@ fn dstack_writes_no_object_for_a_rejected_run() {
 }
 
 #[test]
+fn dstack_writes_the_whole_benchmark_when_the_run_states_version_and_command() {
+    // A trial.json read back: it states tool, version and command, so the output is dstack's
+    // whole `benchmark` object, the document's own.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dstack/documents/trial.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let o = run(&["-f", "dstack", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let back: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(back, doc["benchmark"]);
+    // An empty version: dstack's model refuses the document (`dstack-model`), so nothing is written.
+    let mut no_version = doc.clone();
+    no_version["benchmark"]["tool_version"] = json!(" ");
+    let tmp = std::env::temp_dir().join(format!("bn-trial-{}.json", std::process::id()));
+    std::fs::write(&tmp, no_version.to_string()).unwrap();
+    let o = run(&["-f", "dstack", tmp.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&tmp);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("benchmark.tool_version: dstack needs a non-empty string"));
+}
+
+/// What `run` mode will state about a run (the client's command line and version), put on a run
+/// read from a captured log: the whole benchmark object, the workload from the argument dump.
+#[test]
+fn dstack_benchmark_workload_comes_from_the_run_with_dstacks_definitions() {
+    use bench_normalize::report::Figure;
+    let stated = |name: &str| {
+        let log = std::fs::read_to_string(sample(&format!("captured/{name}.stdout.txt"))).unwrap();
+        let t = truth(&format!("captured/{name}.truth.json"));
+        let mut run = bench_normalize::normalize_str(&log, name).unwrap().remove(0);
+        for (path, v) in [
+            ("benchmark_tool", t["client"].as_str().unwrap()),
+            ("benchmark_tool_version", t["client_version"].as_str().unwrap()),
+            ("command", t["client_command"].as_str().unwrap()),
+        ] {
+            run.workload.set(path, &format!("workload.{path}"), Figure::Text(v.into()));
+        }
+        (run, t)
+    };
+    for (name, api) in
+        [("sglang-oai-chat-s2", "chat_completions"), ("vllm-chat-s2", "chat_completions"), ("vllm-s2", "completions")]
+    {
+        let (run, t) = stated(name);
+        let b = bench_normalize::emit::dstack(&run).unwrap_or_else(|u| panic!("{name}: {}", u.message()));
+        let keys: Vec<&str> = b.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["tool", "tool_version", "command", "workload", "metrics"], "{name}");
+        assert_eq!(b["tool_version"], t["client_version"]);
+        let w = &b["workload"];
+        assert_eq!(w["api"], api, "{name}");
+        // dstack: the measured means per request, the concurrency and the requests asked for.
+        for (k, truth_key) in [
+            ("num_requests", "num_prompts"),
+            ("input_tokens", "input_len"),
+            ("output_tokens", "output_len"),
+            ("concurrency", "concurrency"),
+        ] {
+            assert_eq!(w[k], t[truth_key], "{name}: workload.{k}");
+        }
+        assert!(w.get("dataset").is_none(), "{name}: the random dataset is synthetic: no dataset");
+        assert_eq!(b["metrics"]["successful_requests"], w["num_requests"]);
+    }
+    // SGLang's native backend posts to /generate: neither of dstack's two APIs.
+    let (run, _) = stated("sglang-s2");
+    let u = bench_normalize::emit::dstack(&run).unwrap_err();
+    assert!(
+        u.message().contains(
+            "workload.api: dstack knows chat_completions and completions, and this run's backend 'sglang' is neither"
+        ),
+        "{}",
+        u.message()
+    );
+}
+
+#[test]
 fn dstack_e2e_is_the_proposal_with_e2e_ms() {
     let o = run(&["-f", "dstack-e2e", &sample("versions/sglang0.5.5.post1-oai-s2.stdout.txt")]);
     assert_eq!(o.status.code(), Some(0));

@@ -212,6 +212,16 @@ def check_documents(exe, docs_dir):
                 PresetAgentSuccess.model_validate(doc)
             except ValidationError as e:
                 failures.append(f"{name}: dstack refuses the fixture itself: {e}")
+        # Read back with `--format dstack`: the whole benchmark object (the document states the
+        # client's version and command), which dstack accepts and which is the document's own.
+        p = subprocess.run([exe, "--format", "dstack", os.path.join(docs_dir, name)], capture_output=True, text=True)
+        try:
+            back = json.loads(p.stdout)
+            PresetBenchmark.model_validate(back)
+            if back != doc["benchmark"]:
+                failures.append(f"{name}: --format dstack does not give the document's benchmark back: {back}")
+        except (ValueError, ValidationError) as e:
+            failures.append(f"{name}: --format dstack (exit {p.returncode}) is not a benchmark dstack accepts: {e}")
         for label, path, value in MUTATIONS:
             mutated = copy.deepcopy(doc)
             if path is not None:
