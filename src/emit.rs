@@ -432,13 +432,15 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
     };
     let t = &run.totals;
     let successful = need("successful_requests", t.number("successful_requests"), "the run does not give it", false);
-    let failed = need(
-        "failed_requests",
-        failed_requests(run).map(|f| f as f64),
+    let num_prompts = run.workload.number("num_prompts");
+    let failed_unknown = if num_prompts.is_some() {
+        "the run does not print it, and it is proven zero only when every one of the num_prompts requests succeeded"
+    } else {
         "the run does not print it, and without the client's argument dump (its `num_prompts`) it cannot be \
-         proven zero",
-        false,
-    );
+         proven zero"
+    };
+    let failed = need("failed_requests", failed_requests(run).map(|f| f as f64), failed_unknown, false);
+
     let duration = need("duration_seconds", t.number("duration_s"), "the run does not give it", true);
     let input = need("total_input_tokens", t.number("input_tokens"), "the run does not give it", false);
     let output = need("total_output_tokens", t.number("output_tokens"), "the run does not give it", false);
@@ -474,17 +476,18 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
         Err(_) => (None, None),
     };
     // dstack's model: every request succeeded, and all the requests asked for were measured.
+    // (Refusals of the run's own figures: other flags cannot help, another run can.)
+    let mut refused = Vec::new();
     if let Some(f) = failed.filter(|f| *f > 0.0) {
-        problems.push(format!(
+        refused.push(format!(
             "failed_requests: {} requests failed, and dstack accepts only a benchmark in which every request \
-             succeeded (fix the failures and run again)",
+             succeeded",
             show(f)
         ));
     }
-    let num_prompts = run.workload.number("num_prompts");
     if let (Some(r), Some(n)) = (successful, num_prompts) {
         if r != n {
-            problems.push(format!(
+            refused.push(format!(
                 "successful_requests: {} of the {} requests asked for (num_prompts) succeeded, and dstack requires \
                  successful_requests == workload.num_requests",
                 show(r),
@@ -497,8 +500,16 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
     if whole {
         benchmark = dstack_benchmark_head(run, successful, input, output, concurrency, num_prompts, &mut problems);
     }
-    if !problems.is_empty() {
-        return Err(Unwritable { problems, how: how_to_get(run) });
+    if !problems.is_empty() || !refused.is_empty() {
+        let how = if problems.is_empty() {
+            "dstack stores only a benchmark in which every request asked for succeeded: find why requests failed \
+             (the client's per-request errors: vLLM `--save-detailed`, SGLang `--output-details`) and run it again"
+                .to_string()
+        } else {
+            how_to_get(run)
+        };
+        problems.append(&mut refused);
+        return Err(Unwritable { problems, how });
     }
     let num = |x: Option<f64>| x.expect("checked above");
     let count = |x: Option<f64>| num(x) as u64;

@@ -40,7 +40,7 @@ from dstack._internal.core.models.presets import PresetBenchmark, PresetBenchmar
 SKIP_SUFFIXES = ("truth.json", "manifest.json", "expected.json", "README.md")
 EXTS = (".txt", ".json", ".jsonl", ".csv", ".md", ".yaml")
 HOW = ("--percentile-metrics", "--output-details", "--max-concurrency", "bench-normalize run", "run the client",
-       "result file", "fix the failures")
+       "result file", "run it again")
 
 
 def samples(root):
