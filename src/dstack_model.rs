@@ -93,8 +93,11 @@ pub fn violations(run: &Run) -> Option<Vec<String>> {
         let at = format!("{root}{path}");
         let optional = matches!(kind, Kind::OptionalText | Kind::OptionalInt(_));
         let text = match value(path) {
-            // (A missing required key is a shape error already, named when the document is read.)
-            None => continue,
+            None if optional || tpot_may_be_null(path) => continue,
+            None => {
+                out.push(format!("{at}: missing: dstack requires it"));
+                continue;
+            }
             Some(None) if optional || tpot_may_be_null(path) => continue,
             Some(None) => {
                 out.push(format!("{at}: dstack needs a value, got null"));

@@ -174,6 +174,9 @@ MUTATIONS = [
     ("empty version", "tool_version", ""),
     ("bearer token", "command", "vllm bench serve --header 'Authorization: Bearer sk0123456789abcdefgh'"),
     ("zero concurrency", "workload.concurrency", 0),
+    ("no api", "workload.api", _DELETE),
+    ("no input tokens", "workload.input_tokens", _DELETE),
+    ("no output tokens", "workload.output_tokens", _DELETE),
 ]
 
 
