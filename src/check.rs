@@ -16,7 +16,7 @@
 //!    its `per_user_tok_per_s` is `output_tok_per_s / workload.concurrency` (dstack's `## Benchmark`
 //!    instructions to its agent); a canonical per-user rate is `1000 / TPOT`. A headline figure that
 //!    cannot be verified is an error saying why. dstack's own model rules (no failed request, every
-//!    requested request measured) are [`DSTACK_MODEL`].
+//!    requested request measured, ...) are `validate`'s `dstack-model` ([`crate::dstack_model`]).
 //!
 //! Tolerances are rounding-aware: a stated figure agrees with its definition when the figures it
 //! is computed from, each anywhere within the rounding of the digits written, give a value that
@@ -34,8 +34,6 @@ use crate::validate::Policy;
 pub const RESTATED: &str = "derived-restated";
 /// Rule id: headline figures against their definitions.
 pub const HEADLINES: &str = "headline-definitions";
-/// Rule id: dstack's `PresetBenchmark` model validators.
-pub const DSTACK_MODEL: &str = "dstack-model";
 
 /// One place where a document is not the shape it claims.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -694,33 +692,7 @@ pub fn verify(run: &mut Run, restated: Option<(Status, String)>, policy: &Policy
     }
     let o = headlines(run);
     add(run, policy, HEADLINES, Severity::Error, o);
-    if run.source.parser == "dstack-preset" {
-        let o = dstack_model(run);
-        add(run, policy, DSTACK_MODEL, Severity::Error, o);
-    }
-}
-
-/// dstack's model validators: `failed_requests == 0`, `successful_requests == workload.num_requests`.
-fn dstack_model(run: &Run) -> (Status, String) {
-    let mut fails = Vec::new();
-    match run.totals.number("failed_requests") {
-        Some(f) if f != 0.0 => fails.push(format!(
-            "metrics.failed_requests is {}: dstack's model refuses a benchmark with failed requests",
-            show(f)
-        )),
-        Some(_) => {}
-        None => fails.push("metrics.failed_requests is not given: dstack requires it (and requires 0)".into()),
-    }
-    match (run.totals.number("successful_requests"), run.workload.number("num_prompts")) {
-        (Some(r), Some(n)) if r != n => fails.push(format!(
-            "metrics.successful_requests {} is not workload.num_requests {}: dstack's model requires every requested request measured",
-            show(r),
-            show(n)
-        )),
-        (Some(_), Some(_)) => {}
-        _ => fails.push("metrics.successful_requests or workload.num_requests is not given".into()),
-    }
-    outcome(fails, "no failed request, and successful_requests is workload.num_requests (dstack's model)".into())
+    // dstack's model rules (`dstack-model`) are `validate`'s, for every dstack document.
 }
 
 /// Headline figures against their definitions. A dstack report's (and a canonical run read from

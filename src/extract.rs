@@ -44,7 +44,12 @@ pub fn extract(block: &Block) -> Extracted {
     for c in &block.context {
         let (label, value) = (c.label.as_str(), c.value.as_str());
         let Some((spec, captured)) = def.context_spec(label) else { continue };
-        let field = read_into(&mut out, spec, captured, value, c.line, true);
+        // An argument read only when another argument of the dump says it applies.
+        let applies = spec
+            .when_arg
+            .as_ref()
+            .is_none_or(|(other, want)| block.context.iter().any(|o| o.label == *other && o.value == *want));
+        let field = if applies { read_into(&mut out, spec, captured, value, c.line, true) } else { None };
         out.rows.push(Row {
             section: None,
             label: label.trim_end_matches(':').to_string(),

@@ -36,6 +36,7 @@ pub mod check;
 pub mod definition;
 pub mod derive;
 pub mod detect;
+pub mod dstack_model;
 pub mod emit;
 pub mod error;
 pub mod extract;

@@ -92,11 +92,27 @@ pub fn validate(run: &mut Run, policy: &Policy) {
         .zip(outcomes)
         .map(|((id, severity), (status, message))| Check { id: id.to_string(), severity: *severity, status, message })
         .collect();
+    // Only a dstack document has it (listed as skipped on every other run, it would say nothing).
+    if let Some((status, message)) = dstack_model(run) {
+        run.checks.push(Check { id: "dstack-model".into(), severity: Severity::Error, status, message });
+    }
     let rejects = |c: &Check| {
         c.status == Status::Fail
             && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
     };
     run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
+}
+
+/// A dstack document (`check` of a preset report, `trial.json`, `final_report.json`) must be what
+/// dstack's own model accepts: dstack would refuse to store it otherwise (see [`crate::dstack_model`]).
+/// Proof: each violation is a validator of dstack 0.22.5's pydantic model that fails on the
+/// document's own values; no tolerance.
+/// Run on dstack documents only (`None` for other runs).
+fn dstack_model(run: &Run) -> Option<Outcome> {
+    Some(match crate::dstack_model::violations(run)? {
+        v if v.is_empty() => (Status::Pass, "dstack's model accepts the document".into()),
+        v => (Status::Fail, format!("dstack's model would refuse it: {}", v.join("; "))),
+    })
 }
 
 /// A ratio in a message: `5.82x`.

@@ -345,7 +345,9 @@ fn dstack_model_rules_apply() {
     let o = check_cli(&d, &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("dstack-model: metrics.failed_requests is 1: dstack's model refuses"),
+        stderr(&o).contains(
+            "dstack-model: dstack's model would refuse it: metrics.failed_requests: 1: dstack's model refuses"
+        ),
         "{}",
         stderr(&o)
     );
@@ -353,7 +355,7 @@ fn dstack_model_rules_apply() {
     d["workload"]["num_requests"] = json!(32);
     let o = check_cli(&d, &[]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("metrics.successful_requests 16 is not workload.num_requests 32"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("metrics.successful_requests: 16 is not workload.num_requests 32"), "{}", stderr(&o));
     // A credential in the command is refused, as dstack does; a variable is fine.
     let mut d = dstack_doc();
     d["command"] = json!("curl -H 'Authorization: Bearer sk1234567890abcdefgh' ...");

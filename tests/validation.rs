@@ -432,3 +432,60 @@ fn a_capture_with_itl_copied_into_the_tpot_rows_is_rejected() {
         assert_eq!(normalize_str(&log, file).unwrap()[0].verdict, Verdict::Accepted, "{file}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// dstack's own documents: `trial.json`, `final_report.json` (tests/dstack/documents)
+
+fn document(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dstack/documents").join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn check_of<'r>(run: &'r Run, id: &str) -> &'r bench_normalize::report::Check {
+    run.checks.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no {id} check"))
+}
+
+#[test]
+fn check_reads_dstacks_trial_and_final_report_documents() {
+    for (name, variant) in [("trial.json", "trial"), ("final_report.json", "final-report")] {
+        let run = check(&document(name)).unwrap();
+        assert_eq!(run.source.parser, "dstack-agent-document", "{name}");
+        assert_eq!(run.source.variant.as_deref(), Some(variant), "{name}");
+        assert_eq!(run.verdict, Verdict::Accepted, "{name}: {:?}", failed(&run));
+        assert_eq!(check_of(&run, "dstack-model").status, Status::Pass, "{name}");
+        // Its figures are read as the preset shape's: the claimed TPOT, the workload.
+        assert_eq!(run.derived.tpot_ms.method, Some(TpotMethod::Claimed));
+        assert_eq!(run.workload.number("num_prompts"), Some(16.0));
+        assert_eq!(run.workload.number("max_concurrency"), Some(4.0));
+    }
+}
+
+#[test]
+fn dstacks_model_rules_reject_what_dstack_would_refuse_to_store() {
+    let mut doc = document("trial.json");
+    doc["benchmark"]["metrics"]["failed_requests"] = json!(1);
+    doc["benchmark"]["metrics"]["tpot_ms"]["p99"] = Value::Null;
+    doc["benchmark"]["metrics"]["e2e_ms"] = json!({ "mean": 6682.0, "p50": 6682.0, "p99": 6690.0 });
+    let run = check(&doc).unwrap();
+    assert_eq!(run.verdict, Verdict::Rejected);
+    assert!(failed(&run).contains(&"dstack-model"), "{:?}", failed(&run));
+    let m = &check_of(&run, "dstack-model").message;
+    for part in [
+        "benchmark.metrics.e2e_ms: dstack does not know this key",
+        "benchmark.metrics.tpot_ms.p99: dstack needs a value, got null",
+        "benchmark.metrics.failed_requests: 1: dstack's model refuses a benchmark with failed requests",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    // The bare preset shape keeps the proposal's e2e_ms and a null TPOT (dstack#4230).
+    let run = check(&dstack(Value::Null, Some(json!({ "mean": 6750.8, "p50": 6748.0, "p99": 6790.2 })))).unwrap();
+    assert_eq!(check_of(&run, "dstack-model").status, Status::Pass, "{}", check_of(&run, "dstack-model").message);
+    // A failed trial records no benchmark: nothing to check.
+    let mut failed_trial = document("trial.json");
+    failed_trial["benchmark"] = Value::Null;
+    failed_trial["failed"] = json!(true);
+    assert_eq!(check(&failed_trial).unwrap_err().exit_code(), bench_normalize::ExitCode::NoResult);
+    // Runs read from a tool's output have no dstack-model check.
+    let log = std::fs::read_to_string(common::samples_dir().join("captured/vllm-s2.stdout.txt")).unwrap();
+    assert!(normalize_str(&log, "log").unwrap()[0].checks.iter().all(|c| c.id != "dstack-model"));
+}
