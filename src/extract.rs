@@ -420,6 +420,7 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
         return Ok(None);
     };
     let latency_ms = numbers(&spec.latency);
+    let input_len = numbers(&spec.input_len);
     // The sums of the gaps only stand in for a missing latency array: read them only then.
     let (gap_counts, gap_sums_ms) = spec
         .gaps
@@ -455,5 +456,5 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
             message: format!("per-request arrays of different lengths: {}", list.join(", ")),
         });
     }
-    Ok(Some(Requests { ttft_ms, latency_ms, output_len, gap_counts, gap_sums_ms, failed, first_errors }))
+    Ok(Some(Requests { ttft_ms, latency_ms, output_len, input_len, gap_counts, gap_sums_ms, failed, first_errors }))
 }

@@ -429,8 +429,9 @@ impl<'de> de::Deserialize<'de> for GapSum {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<GapSum, A::Error> {
                 let (mut sum, mut n) = (0.0, 0u32);
+                // A gap that is no number makes the sum none either (NaN): it is not a time.
                 while let Some(LooseNumber(x)) = seq.next_element()? {
-                    sum += x.unwrap_or(0.0);
+                    sum += x.unwrap_or(f64::NAN);
                     n += 1;
                 }
                 Ok(GapSum(sum, n))
