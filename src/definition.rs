@@ -146,6 +146,9 @@ pub struct Definition {
     /// JSON formats holding several runs in a list (guidellm's `benchmarks`): the key of the
     /// list. Each element is a run; the rest of the document is readable under `top.`.
     pub runs_at: Option<String>,
+    /// JSON formats whose metric objects state their unit (AIPerf's `{"unit": "ms", "avg": ...}`):
+    /// the key holding it. A key read from such an object is converted from the stated unit.
+    pub unit_key: Option<String>,
     /// Finds where known rows start in a line that lost its line breaks (built on first use).
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
@@ -705,6 +708,7 @@ struct RawDefinition {
     #[serde(default)]
     strict_types: bool,
     runs_at: Option<String>,
+    unit_key: Option<String>,
     #[serde(default)]
     trailer: Vec<RawTrailer>,
 }
@@ -1227,6 +1231,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         requests,
         strict_types: raw.strict_types,
         runs_at: raw.runs_at,
+        unit_key: raw.unit_key,
         row_finder: OnceLock::new(),
         trailers,
         label_index,

@@ -21,6 +21,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde_json::Value;
 
 mod fast;
+pub mod units;
 pub use fast::read_doc as read_doc_fast;
 
 /// What [`sanitize`] did: where it widened a line, and how many literals it quoted.
