@@ -484,6 +484,11 @@ impl LabelPattern {
         self.hole
     }
 
+    /// The text after the placeholder (empty when there is none).
+    pub fn suffix(&self) -> &str {
+        &self.suffix
+    }
+
     /// A regular expression matching the labels this pattern matches (spaces may be runs).
     pub fn to_regex(&self) -> String {
         let esc = |s: &str| regex::escape(s).replace(' ', r"\s+");
