@@ -237,28 +237,44 @@ static LOADED: LazyLock<Vec<(Value, f64)>> = LazyLock::new(|| SAMPLES.iter().map
 
 fn corrupt(doc: &mut Value, c: &Corruption) -> bool {
     let present: Vec<&str> = NUMERIC.iter().copied().filter(|k| doc.get(*k).is_some_and(Value::is_array)).collect();
-    let n = doc["ttfts"].as_array().unwrap().len();
     let key = |k: usize| present[k % present.len()];
     let map = |v: &mut Value, f: &dyn Fn(f64) -> f64| match v {
         Value::Array(gaps) => gaps.iter_mut().for_each(|g| *g = Value::from(f(g.as_f64().unwrap()))),
         other => *other = Value::from(f(other.as_f64().unwrap())),
     };
+    // Each array's own length: an earlier corruption may have dropped or added an entry.
+    let len = |doc: &Value, k: usize| doc[key(k)].as_array().map_or(0, Vec::len).max(1);
     match *c {
         Corruption::Scale(k, f) => doc[key(k)].as_array_mut().unwrap().iter_mut().for_each(|v| map(v, &|x| x * f)),
         Corruption::Negate(k) => doc[key(k)].as_array_mut().unwrap().iter_mut().for_each(|v| map(v, &|x| -x)),
-        Corruption::NegateOne(k, i) => map(&mut doc[key(k)][i % n], &|x| -x),
-        Corruption::ScaleOne(k, i, f) => map(&mut doc[key(k)][i % n], &|x| x * f),
-        Corruption::Rotate(k, by) => doc[key(k)].as_array_mut().unwrap().rotate_left(by % n),
-        Corruption::Swap(k, i, j) => doc[key(k)].as_array_mut().unwrap().swap(i % n, j % n),
+        Corruption::NegateOne(k, i) => {
+            let at = i % len(doc, k);
+            map(&mut doc[key(k)][at], &|x| -x)
+        }
+        Corruption::ScaleOne(k, i, f) => {
+            let at = i % len(doc, k);
+            map(&mut doc[key(k)][at], &|x| x * f)
+        }
+        Corruption::Rotate(k, by) => {
+            let m = len(doc, k);
+            doc[key(k)].as_array_mut().unwrap().rotate_left(by % m)
+        }
+        Corruption::Swap(k, i, j) => {
+            let m = len(doc, k);
+            doc[key(k)].as_array_mut().unwrap().swap(i % m, j % m)
+        }
         Corruption::Drop(k, i) => {
-            doc[key(k)].as_array_mut().unwrap().remove(i % n);
+            let m = len(doc, k);
+            doc[key(k)].as_array_mut().unwrap().remove(i % m);
         }
         Corruption::Duplicate(k, i) => {
+            let m = len(doc, k);
             let a = doc[key(k)].as_array_mut().unwrap();
-            let v = a[i % n].clone();
-            a.insert(i % n, v);
+            let v = a[i % m].clone();
+            a.insert(i % m, v);
         }
         Corruption::DropRequest(i) => {
+            let n = len(doc, 0);
             for v in doc.as_object_mut().unwrap().values_mut() {
                 if let Value::Array(a) = v {
                     if a.len() == n {
@@ -268,7 +284,8 @@ fn corrupt(doc: &mut Value, c: &Corruption) -> bool {
             }
         }
         Corruption::ToggleError(i) => {
-            let e = &mut doc["errors"][i % n];
+            let m = doc["errors"].as_array().map_or(0, Vec::len).max(1);
+            let e = &mut doc["errors"][i % m];
             *e = Value::from(if e.as_str().is_some_and(|s| !s.is_empty()) { "" } else { "boom" });
         }
         Corruption::Exchange(a, b) => {

@@ -17,9 +17,10 @@
 //!   chunk, while SGLang's own E2E latency ends at the `[DONE]` line sent after it: so the mean of
 //!   `ttft_i + sum(itls_i)` can only be at most `mean_e2e_latency_ms`, and the per-request TPOT at
 //!   most `mean_tpot_ms` (each request's term is smaller). The other direction is a bound on how
-//!   late `[DONE]` follows the last chunk (the server writes them back to back: microseconds in
-//!   every capture): the file's mean TPOT may exceed the derived one by 2% plus 1 ms per request
-//!   (`mean(1 / (n_i - 1))` ms over the requests). Gaps shrunk by a factor fail it by far.
+//!   late `[DONE]` follows the last chunk (the server writes them back to back: 0.003-0.01% of the
+//!   decode time, well under a millisecond, in every capture): the file's mean TPOT may exceed
+//!   the derived one by 1% plus 5 ms per request (`5 x mean(1 / (n_i - 1))` ms over the
+//!   requests). An assumption, not a proof; it is what stops gaps shrunk by any factor.
 //!
 //! Within each successful request: every entry a finite, non-negative number, token counts whole,
 //! `ttft <= latency` (the first token arrives within the request), and the sum of the gaps is not
@@ -33,6 +34,10 @@ use crate::report::{Requests, Run, Status};
 const REL: f64 = 1e-6;
 /// A figure rounded to 2 decimals by whoever wrote it.
 const PRINTED: f64 = 0.005;
+/// How late SGLang's `[DONE]` may follow the last chunk: a share of the decode time, and a time
+/// per request.
+const DONE_REL: f64 = 0.01;
+const DONE_MS: f64 = 5.0;
 /// How many individual problems are quoted (the rest counted).
 const QUOTED: usize = 4;
 
@@ -228,12 +233,12 @@ impl<'r> Check<'r> {
                     }
                 } else {
                     // The file's terms end at [DONE], after the last chunk: never below ours.
-                    let slack = 0.02 * m + inv_sum / tpot_n as f64;
+                    let slack = DONE_REL * m + DONE_MS * inv_sum / tpot_n as f64;
                     if tpot > m && !close(tpot, m) {
                         self.problem(format!("{per}: above it, though the file's E2E ends later"));
                     } else if m - tpot > slack + PRINTED {
                         self.problem(format!(
-                            "{per}: {}% below it, more than [DONE] after the last chunk explains (2% + 1 ms per request)",
+                            "{per}: {}% below it, more than [DONE] after the last chunk explains (1% + 5 ms per request)",
                             f((m - tpot) / m * 100.0)
                         ));
                     } else {
