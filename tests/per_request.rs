@@ -209,6 +209,8 @@ enum Corruption {
     ScaleOne(usize, usize, f64),
     /// One array rotated by some places (its entries then belong to other requests).
     Rotate(usize, usize),
+    /// One array shuffled (a permutation drawn from the seed).
+    Shuffle(usize, u64),
     /// Two entries of one array swapped.
     Swap(usize, usize, usize),
     Drop(usize, usize),
@@ -258,6 +260,16 @@ fn corrupt(doc: &mut Value, c: &Corruption) -> bool {
         Corruption::Rotate(k, by) => {
             let m = len(doc, k);
             doc[key(k)].as_array_mut().unwrap().rotate_left(by % m)
+        }
+        Corruption::Shuffle(k, seed) => {
+            let a = doc[key(k)].as_array_mut().unwrap();
+            let mut s = seed | 1;
+            for i in (1..a.len()).rev() {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                a.swap(i, (s % (i as u64 + 1)) as usize);
+            }
         }
         Corruption::Swap(k, i, j) => {
             let m = len(doc, k);
@@ -309,6 +321,7 @@ fn corruption() -> impl Strategy<Value = Corruption> {
         (0..5usize, 0..64usize).prop_map(|(k, i)| Corruption::NegateOne(k, i)),
         (0..5usize, 0..64usize, factor).prop_map(|(k, i, f)| Corruption::ScaleOne(k, i, f)),
         (0..5usize, 1..64usize).prop_map(|(k, by)| Corruption::Rotate(k, by)),
+        (0..5usize, any::<u64>()).prop_map(|(k, seed)| Corruption::Shuffle(k, seed)),
         (0..5usize, 0..64usize, 0..64usize).prop_map(|(k, i, j)| Corruption::Swap(k, i, j)),
         (0..5usize, 0..64usize).prop_map(|(k, i)| Corruption::Drop(k, i)),
         (0..5usize, 0..64usize).prop_map(|(k, i)| Corruption::Duplicate(k, i)),
