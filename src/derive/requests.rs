@@ -25,7 +25,9 @@
 //! Within each successful request: every entry a finite, non-negative number, token counts whole,
 //! `ttft <= latency` (the first token arrives within the request), and the sum of the gaps is not
 //! negative (each gap is a time difference of later chunks). Arrays of different lengths are
-//! refused earlier, when the file is read (exit 3).
+//! refused earlier, when the file is read (exit 3). Where the file has a latency array, the gaps
+//! are counted but not summed (the fast path does not parse them, and no figure depends on them
+//! then), so `sum(itls_i) <= latency_i - ttft_i` is not checked.
 
 use crate::derive::show as f;
 use crate::report::{Requests, Run, Status};
