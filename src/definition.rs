@@ -175,6 +175,9 @@ pub struct Definition {
     /// JSON formats holding several runs in a list (guidellm's `benchmarks`): the key of the
     /// list. Each element is a run; the rest of the document is readable under `top.`.
     pub runs_at: Option<String>,
+    /// JSON formats whose metric objects state their unit (AIPerf's `{"unit": "ms", "avg": ...}`):
+    /// the key holding it. A key read from such an object is converted from the stated unit.
+    pub unit_key: Option<String>,
     /// Finds where known rows start in a line that lost its line breaks (built on first use).
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
@@ -510,6 +513,11 @@ impl LabelPattern {
         self.hole
     }
 
+    /// The text after the placeholder (empty when there is none).
+    pub fn suffix(&self) -> &str {
+        &self.suffix
+    }
+
     /// A regular expression matching the labels this pattern matches (spaces may be runs).
     pub fn to_regex(&self) -> String {
         let esc = |s: &str| regex::escape(s).replace(' ', r"\s+");
@@ -738,6 +746,7 @@ struct RawDefinition {
     #[serde(default)]
     strict_types: bool,
     runs_at: Option<String>,
+    unit_key: Option<String>,
     #[serde(default)]
     trailer: Vec<RawTrailer>,
 }
@@ -1290,6 +1299,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         requests,
         strict_types: raw.strict_types,
         runs_at: raw.runs_at,
+        unit_key: raw.unit_key,
         row_finder: OnceLock::new(),
         trailers,
         label_index,

@@ -414,8 +414,7 @@ impl<R: BufRead, F: FnMut() -> std::io::Result<()>> BufRead for BeforeRefill<R, 
 }
 
 fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
-        opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
+    let arrays = input::json::Keys::of(opts.definitions);
     // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
     let raw: &[u8] = text;
@@ -505,7 +504,7 @@ fn runs_of_docs(
 fn read_documents<'t>(
     text: &'t [u8],
     shifts: &input::json::Shifts,
-    arrays: &std::collections::HashMap<String, input::json::ArrayKind>,
+    arrays: &input::json::Keys,
     input: &str,
     fast_whole: bool,
 ) -> Vec<Result<Doc<'t>, Error>> {

@@ -61,6 +61,7 @@ pub const RULES: &[(&str, Severity)] = &[
     ("itl-is-per-chunk", Severity::Info),
     ("token-count-source", Severity::Warning),
     ("failed-requests", Severity::Warning),
+    ("per-request-consistency", Severity::Error),
 ];
 
 type Outcome = (Status, String);
@@ -74,7 +75,7 @@ pub fn validate(run: &mut Run, policy: &Policy) {
     let t = &policy.tolerances;
     let i = Inputs::of(run);
     let claimed = run.reported.stat("tpot_ms").and_then(Stat::mean).filter(|m| *m > 0.0);
-    let outcomes: [Outcome; 11] = [
+    let outcomes: [Outcome; 12] = [
         complete_block(run),
         decode_capacity(&i, claimed, t),
         decode_within_e2e(&i, claimed, t),
@@ -86,6 +87,7 @@ pub fn validate(run: &mut Run, policy: &Policy) {
         itl_is_per_chunk(run, &i, t),
         token_count_source(run, t),
         failed_requests(&i),
+        per_request_consistency(run),
     ];
     run.checks = RULES
         .iter()
@@ -505,6 +507,12 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
     } else {
         (Status::Pass, msg)
     }
+}
+
+/// The per-request arrays agree with themselves and with the file's summary figures (the rule
+/// and its proof sketch: `derive::requests`).
+fn per_request_consistency(run: &Run) -> Outcome {
+    crate::derive::requests::consistency(run)
 }
 
 fn failed_requests(i: &Inputs) -> Outcome {

@@ -477,9 +477,13 @@ fn dstacks_model_rules_reject_what_dstack_would_refuse_to_store() {
     ] {
         assert!(m.contains(part), "{part}: {m}");
     }
-    // The bare preset shape keeps the proposal's e2e_ms and a null TPOT (dstack#4230).
-    let run = check(&dstack(Value::Null, Some(json!({ "mean": 6750.8, "p50": 6748.0, "p99": 6790.2 })))).unwrap();
+    // The bare preset shape keeps the proposal's e2e_ms (dstack#4230); a null TPOT is a shape error
+    // there, as dstack's model requires the figure.
+    let e2e = json!({ "mean": 6750.8, "p50": 6748.0, "p99": 6790.2 });
+    let tpot = json!({ "mean": 12.8, "p50": 12.8, "p99": 12.9 });
+    let run = check(&dstack(tpot, Some(e2e.clone()))).unwrap();
     assert_eq!(check_of(&run, "dstack-model").status, Status::Pass, "{}", check_of(&run, "dstack-model").message);
+    assert_eq!(check(&dstack(Value::Null, Some(e2e))).unwrap_err().exit_code(), bench_normalize::ExitCode::NoResult);
     // A failed trial records no benchmark: nothing to check.
     let mut failed_trial = document("trial.json");
     failed_trial["benchmark"] = Value::Null;
