@@ -218,10 +218,7 @@ fn csv_record(run: &Run) -> Vec<String> {
         s.tool.clone(),
         s.variant.clone().unwrap_or_default(),
         s.format.as_str().to_string(),
-        match run.verdict {
-            Verdict::Accepted => "accepted".into(),
-            Verdict::Rejected => "rejected".into(),
-        },
+        run.verdict.as_str().into(),
         failed_ids(run).join(" "),
         num(d.tpot_ms.mean),
         d.tpot_ms.method.map(|m| m.as_str().to_string()).unwrap_or_default(),
@@ -445,10 +442,11 @@ pub fn table(runs: &[Run], color: bool) -> String {
             Verdict::Accepted if failed.is_empty() => "accepted".to_string(),
             Verdict::Accepted => format!("accepted (warn: {})", failed.join(", ")),
             Verdict::Rejected => format!("REJECTED: {}", failed.join(", ")),
+            Verdict::Unusable => "UNUSABLE: no usable key figure".to_string(),
         };
         let cell = Cell::new(text).set_alignment(CellAlignment::Right);
         verdict.push(match r.verdict {
-            Verdict::Rejected => cell.fg(Color::Red).add_attribute(Attribute::Bold),
+            Verdict::Rejected | Verdict::Unusable => cell.fg(Color::Red).add_attribute(Attribute::Bold),
             Verdict::Accepted if failed.is_empty() => cell.fg(Color::Green),
             Verdict::Accepted => cell.fg(Color::Yellow),
         });
@@ -567,6 +565,7 @@ pub fn explain(run: &Run) -> String {
         match run.verdict {
             Verdict::Accepted => "accepted",
             Verdict::Rejected => "REJECTED",
+            Verdict::Unusable => "UNUSABLE",
         }
     );
     o
