@@ -76,6 +76,12 @@ fn skip(why: impl Into<String>) -> Outcome {
 /// Half a unit of the last printed decimal: the tools print latencies with 2 decimals.
 const ROUNDING_MS: f64 = 0.005;
 
+/// The rounding of a run's printed latencies, ms: 2 decimals of ms, except guidellm's console,
+/// which prints request latency in seconds with one decimal (half of 0.1 s).
+fn rounding_ms(run: &Run) -> f64 {
+    if run.source.parser == "guidellm-console" { 50.0 } else { ROUNDING_MS }
+}
+
 /// Run every rule and set `checks`, `verdict` and whether the TPOT could be verified.
 pub fn validate(run: &mut Run, policy: &Policy) {
     let t = &policy.tolerances;
@@ -191,7 +197,7 @@ fn max_from_percentile(p: f64, q: f64, n: f64) -> Option<f64> {
     }
     let rank = q * (n - 1.0);
     let f = rank - (n - 2.0);
-    (rank.floor() == n - 2.0 && f > 0.0).then(|| (p + ROUNDING_MS) / f)
+    (rank.floor() == n - 2.0 && f > 0.0).then(|| p / f)
 }
 
 /// The longest any request can have spent decoding, ms: its E2E latency is at most the
@@ -200,11 +206,11 @@ fn max_from_percentile(p: f64, q: f64, n: f64) -> Option<f64> {
 fn decode_cap(run: &Run, i: &Inputs) -> Option<(f64, String)> {
     let e2e = run.reported.stat("e2e_ms");
     if let Some(max) = e2e.and_then(|s| s.get(StatKey::Max)) {
-        return Some((max + ROUNDING_MS, format!("the longest E2E latency, {} ms", f(max))));
+        return Some((max + rounding_ms(run), format!("the longest E2E latency, {} ms", f(max))));
     }
     let from_p99 = match (e2e.and_then(|s| s.get(StatKey::P(99.0))), i.successful) {
         (Some(p99), Some(r)) if NUMPY_PERCENTILES.contains(&run.source.parser.as_str()) => {
-            max_from_percentile(p99, 0.99, r).map(|m| {
+            max_from_percentile(p99 + rounding_ms(run), 0.99, r).map(|m| {
                 (
                     m,
                     format!(
@@ -484,7 +490,7 @@ fn tpot_bounds(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Option<&str>)
         return skip("no decode tokens");
     }
     // Rounding of the printed E2E and TTFT means, spread over the tokens per request.
-    let slack = 2.0 * ROUNDING_MS / (n / r - 1.0).max(1.0) + ROUNDING_MS;
+    let slack = 2.0 * rounding_ms(run) / (n / r - 1.0).max(1.0) + ROUNDING_MS;
     // One-token requests are not in the rows, but their end of stream is in E2E - TTFT: at most
     // an ordinary decode step each (the rows' median or mean), spread over the decode tokens.
     let step = rows.get(StatKey::P(50.0)).into_iter().chain(rows.mean()).fold(0.0, f64::max);
@@ -630,9 +636,9 @@ fn latency_order(run: &Run, i: &Inputs) -> Outcome {
 }
 
 /// The largest magnitude a statistic block shows, for its rounding slack.
-fn slack_of(stat: &Stat) -> f64 {
+fn slack_of(stat: &Stat, rounding: f64) -> f64 {
     let big = stat.iter().map(|(_, v)| v.abs()).fold(0.0, f64::max);
-    ROUNDING_MS + big * 1e-9
+    rounding + big * 1e-9
 }
 
 /// Every statistic block must be possible for a sample of non-negative values.
@@ -652,10 +658,11 @@ fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
     let per_request = ["reported.ttft_ms", "reported.tpot_ms", "reported.e2e_ms"];
+    let rounding = rounding_ms(run);
     let mut check = |path: &str, stat: &Stat| {
         let Some(m) = stat.mean() else { return };
         checked += 1;
-        let e = slack_of(stat);
+        let e = slack_of(stat, rounding);
         for (k, v) in stat.iter() {
             if let StatKey::P(p) = k {
                 let q = p / 100.0;
@@ -1028,5 +1035,70 @@ fn failed_requests(i: &Inputs) -> Outcome {
             ),
         ),
         Some(_) => (Status::Pass, "no failed requests".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derive::percentile;
+    use proptest::prelude::*;
+
+    /// Non-negative samples, heavy-tailed or not, some with many equal values.
+    fn samples() -> impl Strategy<Value = Vec<f64>> {
+        prop::collection::vec(
+            prop_oneof![0.0f64..10.0, 0.0f64..1e5, Just(0.0), Just(5.0), (0.0f64..12.0).prop_map(f64::exp)],
+            1..300,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// The lemmas the rules rest on, for numpy's interpolated percentile.
+        #[test]
+        fn the_bounds_hold_for_any_non_negative_sample(mut v in samples(), q in 0.01f64..0.999) {
+            v.sort_by(f64::total_cmp);
+            let n = v.len() as f64;
+            let p = percentile(&v, q * 100.0);
+            let mean = v.iter().sum::<f64>() / n;
+            let tol = 1e-9 * (1.0 + v[v.len() - 1]);
+            // At most floor((1 - q) n) + 1 values above the q-quantile.
+            let above = v.iter().filter(|x| **x > p).count() as f64;
+            prop_assert!(above <= above_quantile(n, q), "{above} above p{q}");
+            // mean >= (1 - q) p_q.
+            prop_assert!(mean + tol >= (1.0 - q) * p, "mean {mean} < (1 - {q}) x {p}");
+            // The largest value numpy's P99 allows.
+            let p99 = percentile(&v, 99.0);
+            if let Some(max) = max_from_percentile(p99, 0.99, n) {
+                prop_assert!(v[v.len() - 1] <= max * (1.0 + 1e-9) + tol, "max {} > {max}", v[v.len() - 1]);
+            }
+            // Bhatia-Davis (population std) and |mean - median| <= std.
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+            let (lo, hi) = (v[0], v[v.len() - 1]);
+            prop_assert!(var <= (hi - mean) * (mean - lo) * (1.0 + 1e-9) + tol);
+            prop_assert!((mean - percentile(&v, 50.0)).abs() <= var.sqrt() * (1.0 + 1e-9) + tol);
+        }
+
+        /// A weighted mean of per-request TPOTs lies between them, and above `p_q` by at most
+        /// `h x d_max / decode tokens`.
+        #[test]
+        fn the_token_weighted_mean_is_bounded_by_the_rows(
+            reqs in prop::collection::vec((1u32..2000, 0.01f64..5000.0), 1..200),
+            q in 0.5f64..0.999,
+        ) {
+            let tpots: Vec<f64> = reqs.iter().map(|(_, t)| *t).collect();
+            let mut sorted = tpots.clone();
+            sorted.sort_by(f64::total_cmp);
+            let decode: f64 = reqs.iter().map(|(m, _)| *m as f64).sum();
+            let work: f64 = reqs.iter().map(|(m, t)| *m as f64 * t).sum();
+            let d_max = reqs.iter().map(|(m, t)| *m as f64 * t).fold(0.0, f64::max);
+            let tw = work / decode;
+            let n = reqs.len() as f64;
+            prop_assert!(tw <= sorted[sorted.len() - 1] * (1.0 + 1e-9));
+            prop_assert!(tw >= sorted[0] * (1.0 - 1e-9));
+            let p = percentile(&sorted, q * 100.0);
+            prop_assert!(tw <= (p + above_quantile(n, q) * d_max / decode) * (1.0 + 1e-9));
+        }
     }
 }
