@@ -2,7 +2,15 @@
 //!
 //! Every rule has a stable id and severity and runs on every run, whatever its source. A rule whose
 //! inputs are absent is `skipped`, never `pass`. A failed `error` rule rejects the run; with
-//! `strict`, a failed `warning` does too. `info` never rejects.
+//! `strict`, a failed `warning` does too. `info` never rejects. A failed `key-figures` makes the
+//! run `unusable` instead (nothing to paste: exit 3).
+//!
+//! An error rule rejects only what is provably contradictory for any honest run: each says its
+//! proof sketch. The tools' TPOT rows are request-weighted (a mean over requests of
+//! `(E2E_i - TTFT_i) / (n_i - 1)`), the E2E derivation token-weighted; with output lengths that
+//! vary (early EOS), no bound between the two holds in one direction, so the rules use the ones
+//! that hold for any lengths (a weighted mean lies between its values; no request decodes a token
+//! longer than it lives) and the exact ones only when every length is known to be equal.
 
 use crate::derive::{Inputs, show as f};
 use crate::report::{

@@ -576,6 +576,9 @@ fn a_statistic_block_impossible_for_non_negative_values_is_rejected() {
     );
     let runs = normalize_str(&run.to_string(), "x.json").unwrap();
     assert_eq!(runs[0].verdict, Verdict::Rejected);
+    // The same block in a dstack report, as `--format dstack` used to write it.
+    let run = check(&dstack(json!({ "mean": 12.8, "p50": 127.96, "p99": 129.07 }), None)).unwrap();
+    assert_eq!(failed(&run), ["distribution-possible"]);
 }
 
 #[test]
