@@ -193,7 +193,7 @@ fn object(v: &Value, at: &str, what: &str, keys: &[(&str, Ty, bool)], out: &mut 
 // ---------------------------------------------------------------------------------------------
 // The canonical report
 
-const VERDICTS: &[&str] = &["accepted", "rejected"];
+const VERDICTS: &[&str] = &["accepted", "rejected", "unusable"];
 const FORMATS: &[&str] = &["stdout", "result-json", "result-jsonl", "result-csv", "report"];
 const METHODS: &[&str] = &["per-request", "e2e-ttft-tokens", "tool-tpot", "claimed"];
 
@@ -390,6 +390,8 @@ fn derived_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
                             ("token_weighted_mean", NUM, false),
                             ("formula", STR, false),
                             ("reason", STR, false),
+                            ("verified", Ty::Null(&Ty::Bool), false),
+                            ("unverified_reason", STR, false),
                         ],
                         out,
                     )

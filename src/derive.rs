@@ -337,6 +337,7 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
             tpots.len()
         )),
         reason: None,
+        ..Default::default()
     };
     (Some(tpot), summary)
 }

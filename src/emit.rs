@@ -247,10 +247,7 @@ fn csv_record(run: &Run) -> Vec<String> {
         text(&s.tool),
         text(s.variant.as_deref().unwrap_or_default()),
         text(s.format.as_str()),
-        match run.verdict {
-            Verdict::Accepted => "accepted".into(),
-            Verdict::Rejected => "rejected".into(),
-        },
+        run.verdict.as_str().into(),
         text(&failed_ids(run).join(" ")),
         num(d.tpot_ms.mean),
         text(d.tpot_ms.method.map(|m| m.as_str()).unwrap_or_default()),
@@ -794,10 +791,11 @@ pub fn table(runs: &[Run], color: bool) -> String {
             Verdict::Accepted if failed.is_empty() => "accepted".to_string(),
             Verdict::Accepted => format!("accepted (warn: {})", failed.join(", ")),
             Verdict::Rejected => format!("REJECTED: {}", failed.join(", ")),
+            Verdict::Unusable => "UNUSABLE: no usable key figure".to_string(),
         };
         let cell = Cell::new(printable(&text)).set_alignment(CellAlignment::Right);
         verdict.push(match r.verdict {
-            Verdict::Rejected => cell.fg(Color::Red).add_attribute(Attribute::Bold),
+            Verdict::Rejected | Verdict::Unusable => cell.fg(Color::Red).add_attribute(Attribute::Bold),
             Verdict::Accepted if failed.is_empty() => cell.fg(Color::Green),
             Verdict::Accepted => cell.fg(Color::Yellow),
         });
@@ -923,6 +921,7 @@ pub fn explain(run: &Run) -> String {
         match run.verdict {
             Verdict::Accepted => "accepted",
             Verdict::Rejected => "REJECTED",
+            Verdict::Unusable => "UNUSABLE",
         }
     );
     o

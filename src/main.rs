@@ -773,9 +773,17 @@ impl<W: Write> Output<W> {
 
     /// A rejected run is said so on stderr, and sets the exit code.
     fn note_verdict(&mut self, run: &Run) {
-        if run.verdict == Verdict::Rejected {
-            self.rejected = true;
-            report_rejection(self.error_format, run, self.strict);
+        match run.verdict {
+            Verdict::Rejected => {
+                self.rejected = true;
+                report_rejection(self.error_format, run, self.strict);
+            }
+            // Nothing usable: exit 3, as for an input with no result, and say what is missing.
+            Verdict::Unusable => {
+                self.worst = self.worst.max(ExitCode::NoResult);
+                report_rejection(self.error_format, run, self.strict);
+            }
+            Verdict::Accepted => {}
         }
     }
 
@@ -939,17 +947,20 @@ fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {
     let strict_or_error = |c: &&Check| {
         c.status == Status::Fail && (c.severity == Severity::Error || (strict && c.severity == Severity::Warning))
     };
-    for c in run.checks.iter().filter(strict_or_error) {
+    // An unusable run is said so by its key-figures check alone (exit 3).
+    let unusable = run.verdict == Verdict::Unusable;
+    let (word, code) = if unusable { ("unusable", "unusable") } else { ("rejected", "rejected") };
+    for c in run.checks.iter().filter(strict_or_error).filter(|c| !unusable || c.id == "key-figures") {
         let _ = match format {
             ErrorFormat::Human => {
                 let (id, message) = (printable(&c.id), printable(&c.message));
-                writeln!(err, "bench-normalize: {at}: run {} rejected: {id}: {message}", run.source.block)
+                writeln!(err, "bench-normalize: {at}: run {} {word}: {id}: {message}", run.source.block)
             }
             ErrorFormat::Json => writeln!(
                 err,
                 "{}",
                 serde_json::json!({
-                    "code": "rejected",
+                    "code": code,
                     "rule": c.id,
                     "severity": c.severity,
                     "message": c.message,

@@ -710,6 +710,14 @@ pub struct DerivedTpot {
     /// Why TPOT is null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Set by the validation when `mean` is present: `true` when the figure was derived from
+    /// measured latencies and totals, or is a claim that a rule tested against an independent
+    /// figure; `false` when it is the tool's (or a report's) claim that no rule could test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+    /// Why the claimed TPOT could not be tested (with `verified: false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -793,8 +801,24 @@ pub enum Status {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// Every error rule passed, and the run has a usable key figure.
     Accepted,
+    /// An error rule failed: the figures contradict each other (exit 1).
     Rejected,
+    /// No key figure is usable (TPOT, TTFT, throughput: all absent, unreadable, or no request
+    /// succeeded; or a cut-off block lost what TPOT needs): the `key-figures` check says which
+    /// (exit 3). A contradiction is not looked for in what is not there.
+    Unusable,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::Rejected => "rejected",
+            Verdict::Unusable => "unusable",
+        }
+    }
 }
 
 impl Verdict {

@@ -2,11 +2,19 @@
 //!
 //! Every rule has a stable id and severity and runs on every run, whatever its source. A rule whose
 //! inputs are absent is `skipped`, never `pass`. A failed `error` rule rejects the run; with
-//! `strict`, a failed `warning` does too. `info` never rejects.
+//! `strict`, a failed `warning` does too. `info` never rejects. A failed `key-figures` makes the
+//! run `unusable` instead (nothing to paste: exit 3).
+//!
+//! An error rule rejects only what is provably contradictory for any honest run: each says its
+//! proof sketch. The tools' TPOT rows are request-weighted (a mean over requests of
+//! `(E2E_i - TTFT_i) / (n_i - 1)`), the E2E derivation token-weighted; with output lengths that
+//! vary (early EOS), no bound between the two holds in one direction, so the rules use the ones
+//! that hold for any lengths (a weighted mean lies between its values; no request decodes a token
+//! longer than it lives) and the exact ones only when every length is known to be equal.
 
 use crate::derive::{Inputs, show as f};
 use crate::report::{
-    Check, Figure, Figures, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict,
+    Check, Figure, Figures, Format, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict,
 };
 use crate::vocabulary::{self, Kind};
 
@@ -50,12 +58,16 @@ pub struct Policy {
 
 /// The ids of every rule, in the order they are reported.
 pub const RULES: &[(&str, Severity)] = &[
-    ("complete-block", Severity::Error),
+    ("key-figures", Severity::Error),
+    ("complete-block", Severity::Warning),
     ("decode-capacity", Severity::Error),
     ("decode-within-e2e", Severity::Error),
+    ("tpot-bounds", Severity::Error),
     ("e2e-capacity", Severity::Error),
     ("latency-order", Severity::Error),
+    ("distribution-possible", Severity::Error),
     ("finite-values", Severity::Error),
+    ("physical-range", Severity::Warning),
     ("throughput-totals", Severity::Warning),
     ("tpot-agreement", Severity::Warning),
     ("itl-is-per-chunk", Severity::Info),
@@ -70,18 +82,32 @@ fn skip(why: impl Into<String>) -> Outcome {
     (Status::Skipped, why.into())
 }
 
-/// Run every rule and set `checks` and `verdict`.
+/// Half a unit of the last printed decimal: the tools print latencies with 2 decimals.
+const ROUNDING_MS: f64 = 0.005;
+
+/// The rounding of a run's printed latencies, ms: 2 decimals of ms, except guidellm's console,
+/// which prints request latency in seconds with one decimal (half of 0.1 s).
+fn rounding_ms(run: &Run) -> f64 {
+    if run.source.parser == "guidellm-console" { 50.0 } else { ROUNDING_MS }
+}
+
+/// Run every rule and set `checks`, `verdict` and whether the TPOT could be verified.
 pub fn validate(run: &mut Run, policy: &Policy) {
     let t = &policy.tolerances;
     let i = Inputs::of(run);
     let claimed = run.reported.stat("tpot_ms").and_then(Stat::mean).filter(|m| *m > 0.0);
-    let outcomes: [Outcome; 12] = [
+    let equal = equal_lengths(run, &i);
+    let outcomes: [Outcome; 16] = [
+        key_figures(run, &i),
         complete_block(run),
-        decode_capacity(&i, claimed, t),
-        decode_within_e2e(&i, claimed, t),
+        decode_capacity(&i, claimed, equal.as_deref(), t),
+        decode_within_e2e(run, &i, claimed, equal.as_deref(), t),
+        tpot_bounds(run, &i, claimed, equal.as_deref()),
         e2e_capacity(run, &i, t),
         latency_order(run, &i),
+        distribution_possible(run, &i),
         finite_values(run),
+        physical_range(run),
         throughput_totals(run, &i, t),
         tpot_agreement(run, &i, claimed, t),
         itl_is_per_chunk(run, &i, t),
@@ -102,7 +128,121 @@ pub fn validate(run: &mut Run, policy: &Policy) {
         c.status == Status::Fail
             && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
     };
-    run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
+    let unusable = run.checks.first().is_some_and(|c| c.id == "key-figures" && c.status == Status::Fail);
+    run.verdict = if unusable {
+        Verdict::Unusable
+    } else if run.checks.iter().any(rejects) {
+        Verdict::Rejected
+    } else {
+        Verdict::Accepted
+    };
+    mark_verified(run, equal.is_some());
+}
+
+/// `derived.tpot_ms.verified`: a derived figure is; the tool's or a report's claim only when a
+/// rule tested it against an independent figure (equal output lengths make the decode work of
+/// the claimed mean exact: `decode-capacity`).
+fn mark_verified(run: &mut Run, equal: bool) {
+    let tested = |id: &str| run.checks.iter().any(|c| c.id == id && c.status != Status::Skipped);
+    let capacity_tested = equal && tested("decode-capacity");
+    let lifetime = run
+        .checks
+        .iter()
+        .find(|c| c.id == "decode-within-e2e" && c.status != Status::Skipped)
+        .map(|c| format!(" ({})", c.message))
+        .unwrap_or_default();
+    let tp = &mut run.derived.tpot_ms;
+    if tp.mean.is_none() {
+        tp.verified = None;
+        tp.unverified_reason = None;
+        return;
+    }
+    let whose = match tp.method {
+        Some(TpotMethod::PerRequest | TpotMethod::E2eTtftTokens) | None => {
+            tp.verified = Some(true);
+            tp.unverified_reason = None;
+            return;
+        }
+        Some(TpotMethod::ToolTpot) => "the tool's",
+        Some(TpotMethod::Claimed) => "the report's",
+    };
+    if capacity_tested {
+        tp.verified = Some(true);
+        tp.unverified_reason = None;
+    } else {
+        tp.verified = Some(false);
+        tp.unverified_reason = Some(format!(
+            "{whose} claim, unverified: no E2E latency to derive TPOT from, and output lengths not known to be equal; the totals then bound a request-weighted mean TPOT only by a request's lifetime{lifetime}, which does not tell a right TPOT from a wrong one"
+        ));
+    }
+}
+
+/// Why every successful request is known to have the same output length, when it is: the
+/// requested length `L` is each request's cap (`max_tokens`), so `N_out = R x L` leaves no room
+/// for a shorter one. Read from hand-written reports, whose requested output length is a cap
+/// (dstack's preset reports: fixed-length `ignore_eos` runs).
+fn equal_lengths(run: &Run, i: &Inputs) -> Option<String> {
+    if run.source.format != Format::Report {
+        return None;
+    }
+    let l = run.workload.number("output_len")?;
+    let (n, r) = (i.output_tokens?, i.successful?);
+    (r >= 1.0 && l >= 1.0 && (n - r * l).abs() < 0.5).then(|| {
+        format!(
+            "every request has {} output tokens ({} tokens = {} requests x the requested {}, each request's cap)",
+            l as u64, n as u64, r as u64, l as u64
+        )
+    })
+}
+
+/// Parsers of tools that compute percentiles with numpy's default (linear interpolation between
+/// closest ranks) over the successful requests' E2E latencies: `vllm bench serve`
+/// (`np.percentile`) and `sglang.bench_serving` (`np.percentile`), stdout and result files.
+const NUMPY_PERCENTILES: &[&str] =
+    &["vllm-bench-serve", "vllm-result-json", "sglang-bench-serving", "sglang-result-jsonl"];
+
+/// The largest of `n` values that numpy's interpolated `q`-percentile `p` allows, when the
+/// percentile falls between the two largest values: `p = s[n-2] + f (s[n-1] - s[n-2])` with
+/// `f = q (n - 1) - (n - 2)`, so `s[n-1] <= p / f` (the values are non-negative). None when
+/// the percentile lies lower (more than one value can be above it, unbounded).
+fn max_from_percentile(p: f64, q: f64, n: f64) -> Option<f64> {
+    if n < 2.0 {
+        return None;
+    }
+    let rank = q * (n - 1.0);
+    let f = rank - (n - 2.0);
+    (rank.floor() == n - 2.0 && f > 0.0).then(|| p / f)
+}
+
+/// The longest any request can have spent decoding, ms: its E2E latency is at most the
+/// printed maximum (or the maximum numpy's p99 over `R` requests allows), and never more than
+/// the benchmark's duration.
+fn decode_cap(run: &Run, i: &Inputs) -> Option<(f64, String)> {
+    let e2e = run.reported.stat("e2e_ms");
+    if let Some(max) = e2e.and_then(|s| s.get(StatKey::Max)) {
+        return Some((max + rounding_ms(run), format!("the longest E2E latency, {} ms", f(max))));
+    }
+    let from_p99 = match (e2e.and_then(|s| s.get(StatKey::P(99.0))), i.successful) {
+        (Some(p99), Some(r)) if NUMPY_PERCENTILES.contains(&run.source.parser.as_str()) => {
+            max_from_percentile(p99 + rounding_ms(run), 0.99, r).map(|m| {
+                (
+                    m,
+                    format!(
+                        "the longest E2E latency numpy's P99 {} ms over {} requests allows, {} ms",
+                        f(p99),
+                        r as u64,
+                        f(m)
+                    ),
+                )
+            })
+        }
+        _ => None,
+    };
+    let by_duration = i.duration_s.map(|d| (d * 1000.0 + 5.0, format!("the duration, {} s", f(d))));
+    match (from_p99, by_duration) {
+        (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
 }
 
 /// A dstack document (`check` of a preset report, `trial.json`, `final_report.json`) must be what
@@ -132,6 +272,60 @@ fn slots(i: &Inputs) -> Option<(f64, &'static str)> {
     })
 }
 
+/// Nothing usable is not accepted. Proof sketch: not a contradiction but an absence; a run
+/// whose TPOT, TTFT and throughputs are all unknown (every value unreadable or not finite, no
+/// successful request, or a cut-off block that lost what TPOT needs) has nothing to paste.
+fn key_figures(run: &Run, i: &Inputs) -> Outcome {
+    let d = &run.derived;
+    if i.successful == Some(0.0) {
+        return (
+            Status::Fail,
+            format!(
+                "no request succeeded ({} failed): TPOT, TTFT, E2E and every rate are undefined",
+                i.failed.map_or("all".into(), |f| (f as u64).to_string())
+            ),
+        );
+    }
+    let tpot_why = || d.tpot_ms.reason.clone().unwrap_or_else(|| "TPOT cannot be derived".into());
+    if let Some(t) = &run.source.truncated {
+        if d.tpot_ms.mean.is_none() {
+            return (
+                Status::Fail,
+                format!(
+                    "the block was cut off after line {} ({}), before what TPOT needs: {}",
+                    t.after_line,
+                    t.reason,
+                    tpot_why()
+                ),
+            );
+        }
+    }
+    let any_stat = |name: &str| run.reported.stat(name).and_then(|s| s.iter().next()).map(|(_, v)| v);
+    let key = [
+        ("TPOT (derived.tpot_ms.mean, or the TPOT rows)", d.tpot_ms.mean.or(any_stat("tpot_ms"))),
+        ("TTFT (reported.ttft_ms)", any_stat("ttft_ms")),
+        ("E2E latency (reported.e2e_ms)", any_stat("e2e_ms")),
+        ("output throughput", d.output_tok_per_s.or(run.reported.number("output_tok_per_s"))),
+        ("request throughput", d.request_per_s.or(run.reported.number("request_per_s"))),
+    ];
+    let have: Vec<&str> = key.iter().filter(|(_, v)| v.is_some()).map(|(n, _)| *n).collect();
+    if have.is_empty() {
+        return (
+            Status::Fail,
+            format!(
+                "no usable key figure: missing {} (absent, unreadable or not finite); {}",
+                key.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+                tpot_why()
+            ),
+        );
+    }
+    let missing: Vec<&str> = key.iter().filter(|(_, v)| v.is_none()).map(|(n, _)| *n).collect();
+    let more = if missing.is_empty() { String::new() } else { format!("; missing {}", missing.join(", ")) };
+    (Status::Pass, format!("usable: {}{more}", have.join(", ")))
+}
+
+/// A cut-off block is a warning: truncation is no contradiction, and the rows printed before
+/// the cut are right. When the cut took what TPOT needs, `key-figures` makes the run unusable.
 fn complete_block(run: &Run) -> Outcome {
     if !run.source.format.is_text() {
         return skip("not a text block");
@@ -158,17 +352,29 @@ fn complete_block(run: &Run) -> Outcome {
     ];
     let missing: Vec<&str> = key.iter().filter(|(_, present)| !present).map(|(n, _)| *n).collect();
     let what = if missing.is_empty() {
-        "no key figure is missing, but rows after it may be lost".to_string()
+        "no key figure is missing; rows after the cut (if any) are not in the report".to_string()
     } else {
         format!("missing: {}", missing.join(", "))
     };
     (Status::Fail, format!("the block was cut off after line {} ({}); {what}", t.after_line, t.reason))
 }
 
-fn decode_capacity(i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome {
+/// Proof sketch: a request decodes its `n_i - 1` tokens in `(n_i - 1) x TPOT_i` ms, within the
+/// run, and at most `slots` requests are in flight at once, so `sum (n_i - 1) x TPOT_i <= slots x
+/// D`. The tools' mean TPOT is request-weighted (`mean_i TPOT_i`); it equals the token-weighted
+/// `sum (n_i - 1) TPOT_i / (N_out - R)` only when every request has the same length, so the rule
+/// runs only when that is known ([`equal_lengths`]). Otherwise a few 2-token requests with
+/// TPOTs of seconds (early EOS under load) raise the request-weighted mean without decode work:
+/// no bound from the totals holds, and the rule is skipped (the TPOT is then marked unverified).
+fn decode_capacity(i: &Inputs, claimed: Option<f64>, equal: Option<&str>, t: &Tolerances) -> Outcome {
     let Some(tpot) = claimed else { return skip("no TPOT claimed (no TPOT row)") };
     let (Some(n), Some(r), Some(d), Some((c, unit))) = (i.output_tokens, i.successful, i.duration_s, slots(i)) else {
         return skip("needs total output tokens, successful requests and duration");
+    };
+    let Some(equal) = equal else {
+        return skip(
+            "output lengths are not known to be equal: a request-weighted mean TPOT does not bound the decode work (a 2-token request with a TPOT of seconds weighs as much as a long one), so the totals cannot test it",
+        );
     };
     let decode_tokens = n - r;
     if decode_tokens <= 0.0 || d <= 0.0 {
@@ -178,7 +384,7 @@ fn decode_capacity(i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome 
     let supply = c * d;
     let ratio = need / supply;
     let msg = format!(
-        "claimed TPOT {} ms needs {} s of decode work for {} tokens; {} {unit} x {} s supply {} s ({})",
+        "claimed TPOT {} ms needs {} s of decode work for {} tokens; {} {unit} x {} s supply {} s ({}); {equal}",
         f(tpot),
         f(need),
         decode_tokens as u64,
@@ -188,36 +394,198 @@ fn decode_capacity(i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome 
         x(ratio)
     );
     if ratio > t.capacity {
-        (Status::Fail, format!("{msg}, more than the {}x allowed", t.capacity))
+        (Status::Fail, format!("{msg}: more than the {}x allowed", t.capacity))
     } else {
         (Status::Pass, msg)
     }
 }
 
-fn decode_within_e2e(i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome {
-    let Some(tpot) = claimed else { return skip("no TPOT claimed (no TPOT row)") };
-    let (Some(e2e), Some(ttft), Some(n)) = (i.e2e_mean, i.ttft_mean, i.n_avg()) else {
-        return skip("needs mean E2E latency, mean TTFT and token totals");
+/// The largest TPOT statistic a block shows (its max, else its highest percentile or mean).
+fn largest(stat: &Stat) -> Option<(StatKey, f64)> {
+    stat.iter().filter(|(k, _)| *k != StatKey::Std).max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Proof sketch: `TPOT_i = (E2E_i - TTFT_i) / (n_i - 1) <= E2E_i - TTFT_i` for every request
+/// with `n_i >= 2`: no request decodes a token longer than it lives, and none lives longer than
+/// the longest E2E latency printed, or the run. So every statistic of the TPOT rows (mean,
+/// percentiles, max), and every derived TPOT figure, is at most that. With equal output lengths
+/// (known: [`equal_lengths`]) the request-weighted mean equals `(E2E - TTFT) / (n - 1)`, and the
+/// claimed mean is held to it (x `--capacity-tolerance`).
+fn decode_within_e2e(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Option<&str>, t: &Tolerances) -> Outcome {
+    let mut parts = Vec::new();
+    let mut failed = Vec::new();
+    if let Some((cap, what)) = decode_cap(run, i) {
+        let mut figures: Vec<(String, f64)> = Vec::new();
+        if let Some((k, v)) = run.reported.stat("tpot_ms").and_then(largest) {
+            figures.push((format!("the TPOT rows' {k}"), v));
+        }
+        // A derived TPOT that is not the rows themselves (the rows are checked just above).
+        let dt = &run.derived.tpot_ms;
+        // Per-request TPOTs only: a token-weighted mean also spreads one-token requests' end of
+        // stream over the decode tokens (its capacity bound is e2e-capacity).
+        let own = dt.method == Some(TpotMethod::PerRequest);
+        if let Some((k, v)) =
+            [("p99", dt.p99), ("mean", dt.mean)].into_iter().find_map(|(k, v)| Some((k, v?))).filter(|_| own)
+        {
+            figures.push((format!("the derived TPOT {k}"), v));
+        }
+        for (name, v) in figures {
+            let msg = format!("{name} {} ms vs {what}", f(v));
+            if v > cap {
+                failed.push(format!("{msg}: a request cannot take longer per token than it lives"));
+            } else {
+                parts.push(msg);
+            }
+        }
+    }
+    if let (Some(tpot), Some(equal)) = (claimed, equal) {
+        if let (Some(e2e), Some(ttft), Some(n)) = (i.e2e_mean, i.ttft_mean, i.n_avg()) {
+            if n > 1.0 && e2e > ttft {
+                let bound = (e2e - ttft) / (n - 1.0);
+                let ratio = tpot / bound;
+                let msg = format!(
+                    "claimed TPOT {} ms vs (E2E {} - TTFT {}) / ({} - 1) = {} ms of decode time per token ({}); {equal}",
+                    f(tpot),
+                    f(e2e),
+                    f(ttft),
+                    f(n),
+                    f(bound),
+                    x(ratio)
+                );
+                if ratio > t.capacity {
+                    failed
+                        .push(format!("{msg}: requests cannot decode longer than they live (allowed {}x)", t.capacity));
+                } else {
+                    parts.push(msg);
+                }
+            }
+        }
+    }
+    if !failed.is_empty() {
+        return (Status::Fail, failed.join("; "));
+    }
+    if parts.is_empty() {
+        return skip("needs a TPOT and the longest E2E latency or the duration");
+    }
+    (Status::Pass, parts.join("; "))
+}
+
+/// How many of `n` values can lie strictly above their `q`-quantile (`q` in 0..1), whatever
+/// the percentile method (numpy's linear interpolation, nearest rank, lower, higher): at most
+/// `floor((1 - q) n) + 1`.
+fn above_quantile(n: f64, q: f64) -> f64 {
+    ((1.0 - q) * n).floor() + 1.0
+}
+
+/// The token-weighted TPOT (derived from E2E, TTFT and totals, or from per-request arrays) must
+/// be one the tool's request-weighted TPOT rows allow.
+///
+/// Proof sketch: the token-weighted mean `T = sum d_i / sum m_i` (`d_i` a request's decode time,
+/// `m_i = n_i - 1` its decode tokens) is a weighted mean of the per-request `TPOT_i = d_i / m_i`,
+/// so `min TPOT_i <= T <= max TPOT_i`. Above a printed `q`-quantile `p_q` there are at most
+/// `h = floor((1 - q) R) + 1` requests, each with `d_i <= d_max` (the longest E2E, or the
+/// duration); the others have `d_i <= p_q x m_i`; so `T <= p_q + h x d_max / (N_out - R)`. A
+/// run whose derived TPOT is above that has an output-token total too low for its TPOT rows (a
+/// total that counts streamed chunks), or rows from another run. The rows can be far *above*
+/// the derived figure in honest runs (short requests with long TPOTs: early EOS under load), so
+/// only the upper side is a contradiction, and, when output lengths are known to be equal, the
+/// two are the same number (within rounding).
+///
+/// A request with one output token is left out of the tools' TPOT rows but its end-of-stream
+/// time is in `E2E - TTFT`: assumed at most an ordinary decode step (the rows' median or mean),
+/// `R x step / (N_out - R)` is added to the upper bounds for them, and a 1.5x margin to the
+/// percentile bound.
+fn tpot_bounds(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Option<&str>) -> Outcome {
+    let Some(rows) = run.reported.stat("tpot_ms").filter(|s| !s.is_empty()) else {
+        return skip("no TPOT rows to compare with");
     };
-    if n <= 1.0 || e2e <= ttft {
-        return skip("no decode time to compare with (one token per request, or E2E <= TTFT)");
+    let dt = &run.derived.tpot_ms;
+    let (derived, how) = match dt.method {
+        Some(TpotMethod::E2eTtftTokens) => (dt.mean, "e2e-ttft-tokens"),
+        Some(TpotMethod::PerRequest) => (dt.token_weighted_mean, "per-request token-weighted mean"),
+        _ => (None, ""),
+    };
+    let Some(tw) = derived.filter(|v| *v > 0.0) else {
+        return skip("no token-weighted TPOT derived independently of the rows");
+    };
+    let (Some(n), Some(r)) = (i.output_tokens, i.successful) else {
+        return skip("needs total output tokens and successful requests");
+    };
+    let decode_tokens = n - r;
+    if decode_tokens <= 0.0 || r <= 0.0 {
+        return skip("no decode tokens");
     }
-    let bound = (e2e - ttft) / (n - 1.0);
-    let ratio = tpot / bound;
-    let msg = format!(
-        "claimed TPOT {} ms vs (E2E {} - TTFT {}) / ({} - 1) = {} ms of decode time per token ({})",
-        f(tpot),
-        f(e2e),
-        f(ttft),
-        f(n),
-        f(bound),
-        x(ratio)
-    );
-    if ratio > t.capacity {
-        (Status::Fail, format!("{msg}: requests cannot decode longer than they live (allowed {}x)", t.capacity))
-    } else {
-        (Status::Pass, msg)
+    // Rounding of the printed E2E and TTFT means, spread over the tokens per request.
+    let slack = 2.0 * rounding_ms(run) / (n / r - 1.0).max(1.0) + ROUNDING_MS;
+    // One-token requests are not in the rows, but their end of stream is in E2E - TTFT: at most
+    // an ordinary decode step each (the rows' median or mean), spread over the decode tokens.
+    let step = rows.get(StatKey::P(50.0)).into_iter().chain(rows.mean()).fold(0.0, f64::max);
+    let single = r * step / decode_tokens;
+    let mut failed = Vec::new();
+    let mut parts = Vec::new();
+    let head = format!("derived TPOT {} ms ({how})", f(tw));
+    if let Some(max) = rows.get(StatKey::Max) {
+        let bound = (max + slack) * 1.02 + single;
+        let m = format!("the TPOT rows' max {} ms", f(max));
+        if tw > bound { failed.push(format!("{head} is above {m}")) } else { parts.push(format!("<= {m}")) }
     }
+    if let Some(min) = rows.get(StatKey::Min) {
+        let m = format!("the TPOT rows' min {} ms", f(min));
+        if tw < min - slack { failed.push(format!("{head} is below {m}")) } else { parts.push(format!(">= {m}")) }
+    }
+    if let Some((cap, what)) = decode_cap(run, i) {
+        let best = rows
+            .iter()
+            .filter_map(|(k, v)| match k {
+                StatKey::P(p) if p > 0.0 && p < 100.0 => Some((p, v)),
+                _ => None,
+            })
+            .map(|(p, v)| {
+                let h = above_quantile(r, p / 100.0);
+                (p, v, h, 1.5 * (v + slack + h * cap / decode_tokens) + single)
+            })
+            .min_by(|a, b| a.3.total_cmp(&b.3));
+        if let Some((p, v, h, bound)) = best {
+            let m = format!(
+                "1.5 x (p{p} {} + {} requests above it x {what} / {} decode tokens) + one-token requests' ends = {} ms",
+                f(v),
+                h as u64,
+                decode_tokens as u64,
+                f(bound)
+            );
+            if tw > bound { failed.push(format!("{head} is above {m}")) } else { parts.push(format!("<= {m}")) }
+        }
+    }
+    if let (Some(c), Some(equal)) = (claimed, equal) {
+        let m = format!("the rows' mean {} ms ({equal}, so the request- and token-weighted means are equal)", f(c));
+        if (c - tw).abs() > 0.02 * c + slack {
+            failed.push(format!("{head} differs from {m}"));
+        } else {
+            parts.push(format!("= {m}"));
+        }
+    }
+    if !failed.is_empty() {
+        let itl = i.itl_mean.filter(|_| i.itl_per == Some(ItlPer::Chunk));
+        let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b;
+        let cause = match (itl, claimed) {
+            (Some(itl), _) if near(tw, itl, 0.15) => format!(
+                "the derived TPOT is the per-chunk ITL {} ms: the output-token total counts streamed chunks, not tokens",
+                f(itl)
+            ),
+            (Some(itl), Some(c)) if near(c, itl, 0.05) && c > tw => {
+                format!("the TPOT rows' mean is the per-chunk ITL {} ms: ITL was copied into the TPOT rows", f(itl))
+            }
+            _ if claimed.is_some_and(|c| c < tw) || rows.get(StatKey::Max).is_some_and(|m| m < tw) => {
+                "the output-token total is too low for these TPOT rows (tokens counted per streamed chunk?), or the rows are from another run".into()
+            }
+            _ => "the output-token total or the TPOT rows are not of this run".into(),
+        };
+        return (Status::Fail, format!("{}: {cause}", failed.join("; ")));
+    }
+    if parts.is_empty() {
+        return skip("the TPOT rows give no bound (no min, max or percentile with a duration)");
+    }
+    (Status::Pass, format!("{head} {}", parts.join(", ")))
 }
 
 fn e2e_capacity(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
@@ -288,6 +656,178 @@ fn latency_order(run: &Run, i: &Inputs) -> Outcome {
     }
     if problems.is_empty() {
         (Status::Pass, format!("TTFT <= E2E and every statistic block is ordered ({checked} checked)"))
+    } else {
+        (Status::Fail, problems.join("; "))
+    }
+}
+
+/// The largest magnitude a statistic block shows, for its rounding slack.
+fn slack_of(stat: &Stat, rounding: f64) -> f64 {
+    let big = stat.iter().map(|(_, v)| v.abs()).fold(0.0, f64::max);
+    rounding + big * 1e-9
+}
+
+/// Every statistic block must be possible for a sample of non-negative values.
+///
+/// Proof sketches (`n` values `x_i >= 0`, mean `m`; printed values may be rounded to 2 decimals,
+/// so each bound has that slack):
+/// * at least a `1 - q` share of the values are `>= p_q` (for numpy's interpolated percentile
+///   too: with `lo = floor(q (n - 1))`, the `n - lo` values from `lo` up sum to at least
+///   `n (1 - q) p_q`), and the others are `>= 0`, so `m >= (1 - q) p_q`; for the median,
+///   `m >= p50 / 2`;
+/// * for the per-request blocks (TTFT, TPOT, E2E) of `R` requests, `m >= max / R`;
+/// * Bhatia-Davis: a population standard deviation `s` satisfies `s^2 <= (max - m)(m - min)`
+///   (`min` is `>= 0` when not printed); a sample standard deviation (`ddof = 1`) is at most
+///   `sqrt(n / (n - 1)) <= sqrt(2)` times it;
+/// * `|m - p50| <= s` (the mean and any median are within one standard deviation).
+fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    let per_request = ["reported.ttft_ms", "reported.tpot_ms", "reported.e2e_ms"];
+    let rounding = rounding_ms(run);
+    let mut check = |path: &str, stat: &Stat| {
+        let Some(m) = stat.mean() else { return };
+        checked += 1;
+        let e = slack_of(stat, rounding);
+        for (k, v) in stat.iter() {
+            if let StatKey::P(p) = k {
+                let q = p / 100.0;
+                if q < 1.0 && m + e < (1.0 - q) * (v - e) {
+                    problems.push(format!(
+                        "{path}: mean {} is below (1 - {q}) x {k} {} = {}: at least {:.0}% of the values are >= {k}, so the mean of non-negative values is at least that",
+                        f(m),
+                        f(v),
+                        f((1.0 - q) * v),
+                        (1.0 - q) * 100.0
+                    ));
+                }
+            }
+        }
+        let max = stat.get(StatKey::Max);
+        if let (Some(max), Some(r), true) = (max, i.successful, per_request.contains(&path)) {
+            if r >= 1.0 && m + e < (max - e) / r {
+                problems.push(format!(
+                    "{path}: mean {} is below max {} / {} requests: one value alone gives a larger mean",
+                    f(m),
+                    f(max),
+                    r as u64
+                ));
+            }
+        }
+        if let Some(s) = stat.get(StatKey::Std) {
+            if let Some(max) = max {
+                let min = stat.get(StatKey::Min).unwrap_or(0.0).max(0.0);
+                let limit = ((max - m + e).max(0.0) * (m - min + e).max(0.0)).sqrt() * std::f64::consts::SQRT_2 + e;
+                if s > limit {
+                    problems.push(format!(
+                        "{path}: std {} is more than values within {}..{} around mean {} can have ({})",
+                        f(s),
+                        f(min),
+                        f(max),
+                        f(m),
+                        f(limit)
+                    ));
+                }
+            }
+            if let Some(p50) = stat.get(StatKey::P(50.0)) {
+                if (m - p50).abs() > s + 2.0 * e {
+                    problems.push(format!(
+                        "{path}: mean {} and median {} are more than one std {} apart",
+                        f(m),
+                        f(p50),
+                        f(s)
+                    ));
+                }
+            }
+        }
+    };
+    walk(&run.reported, "reported", &mut |path, fig| {
+        if let Figure::Stat(stat) = fig {
+            check(path, stat);
+        }
+    });
+    // The derived per-request TPOT statistics are emitted too (other methods copy the rows or
+    // give a mean alone).
+    let dt = &run.derived.tpot_ms;
+    if let Some(m) = dt.mean.filter(|_| dt.method == Some(TpotMethod::PerRequest)) {
+        let mut st = Stat::default();
+        st.set(StatKey::Mean, m);
+        for (p, v) in [(50.0, dt.p50), (90.0, dt.p90), (99.0, dt.p99)] {
+            if let Some(v) = v {
+                st.set(StatKey::P(p), v);
+            }
+        }
+        if st.iter().count() > 1 {
+            check("derived.tpot_ms", &st);
+        }
+    }
+    if checked == 0 {
+        return skip("no statistic block with a mean");
+    }
+    if problems.is_empty() {
+        (Status::Pass, format!("{checked} statistic blocks are possible for non-negative values"))
+    } else {
+        (Status::Fail, format!("impossible statistics: {}", problems.join("; ")))
+    }
+}
+
+/// Fastest per-user decode rate flagged as beyond any engine, tok/s (TPOT 0.05 ms).
+pub const MAX_PER_USER_TOK_PER_S: f64 = 20_000.0;
+/// Shortest mean TTFT or E2E latency flagged, ms (10 microseconds).
+pub const MIN_LATENCY_MS: f64 = 0.01;
+
+/// Figures outside any physically possible range for their kind, flagged (a warning: a mock
+/// server can answer faster than any engine; a unit read wrong does the same).
+///
+/// Limits: the fastest per-user decode rates published for any engine are ~2,000-3,000 tok/s
+/// (wafer-scale and LPU hardware on small models; diffusion LMs ~1,000-1,500), so 20,000 tok/s
+/// per user (a TPOT of 0.05 ms) is ~7x beyond any of them; a TPOT below a microsecond is 1M
+/// tok/s. A first token or a whole request over HTTP within 10 microseconds is below the cost of
+/// one loopback round trip.
+fn physical_range(run: &Run) -> Outcome {
+    let mut problems = Vec::new();
+    let mut n = 0;
+    let rate_of = |tpot: f64| 1000.0 / tpot;
+    let mut rates: Vec<(String, f64)> = Vec::new();
+    if let Some(r) = run.derived.per_user_decode_tok_per_s {
+        rates.push(("derived.per_user_decode_tok_per_s".into(), r));
+    }
+    if let Some(t) = run.derived.tpot_ms.mean.filter(|t| *t > 0.0) {
+        rates.push((format!("1000 / derived.tpot_ms.mean {}", f(t)), rate_of(t)));
+    }
+    if let Some(t) = run.reported.stat("tpot_ms").and_then(Stat::mean).filter(|t| *t > 0.0) {
+        rates.push((format!("1000 / reported.tpot_ms.mean {}", f(t)), rate_of(t)));
+    }
+    if let Some(r) = run.reported.number("per_user_tok_per_s") {
+        rates.push(("reported.per_user_tok_per_s".into(), r));
+    }
+    for (name, r) in rates {
+        n += 1;
+        if r > MAX_PER_USER_TOK_PER_S {
+            problems.push(format!(
+                "{name} = {} tok/s per user, above {} (no engine decodes a user's tokens faster than ~3,000 tok/s): a unit read wrong, or a mock server",
+                f(r),
+                MAX_PER_USER_TOK_PER_S as u64
+            ));
+        }
+    }
+    for name in ["ttft_ms", "e2e_ms"] {
+        if let Some(m) = run.reported.stat(name).and_then(Stat::mean) {
+            n += 1;
+            if m < MIN_LATENCY_MS {
+                problems.push(format!(
+                    "reported.{name}.mean = {} ms, below {} ms: no HTTP response arrives that fast",
+                    f(m),
+                    MIN_LATENCY_MS
+                ));
+            }
+        }
+    }
+    if n == 0 {
+        return skip("no TPOT, rate or latency");
+    }
+    if problems.is_empty() {
+        (Status::Pass, format!("{n} figures within physically possible ranges"))
     } else {
         (Status::Fail, problems.join("; "))
     }
@@ -527,5 +1067,70 @@ fn failed_requests(i: &Inputs) -> Outcome {
             ),
         ),
         Some(_) => (Status::Pass, "no failed requests".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derive::percentile;
+    use proptest::prelude::*;
+
+    /// Non-negative samples, heavy-tailed or not, some with many equal values.
+    fn samples() -> impl Strategy<Value = Vec<f64>> {
+        prop::collection::vec(
+            prop_oneof![0.0f64..10.0, 0.0f64..1e5, Just(0.0), Just(5.0), (0.0f64..12.0).prop_map(f64::exp)],
+            1..300,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// The lemmas the rules rest on, for numpy's interpolated percentile.
+        #[test]
+        fn the_bounds_hold_for_any_non_negative_sample(mut v in samples(), q in 0.01f64..0.999) {
+            v.sort_by(f64::total_cmp);
+            let n = v.len() as f64;
+            let p = percentile(&v, q * 100.0);
+            let mean = v.iter().sum::<f64>() / n;
+            let tol = 1e-9 * (1.0 + v[v.len() - 1]);
+            // At most floor((1 - q) n) + 1 values above the q-quantile.
+            let above = v.iter().filter(|x| **x > p).count() as f64;
+            prop_assert!(above <= above_quantile(n, q), "{above} above p{q}");
+            // mean >= (1 - q) p_q.
+            prop_assert!(mean + tol >= (1.0 - q) * p, "mean {mean} < (1 - {q}) x {p}");
+            // The largest value numpy's P99 allows.
+            let p99 = percentile(&v, 99.0);
+            if let Some(max) = max_from_percentile(p99, 0.99, n) {
+                prop_assert!(v[v.len() - 1] <= max * (1.0 + 1e-9) + tol, "max {} > {max}", v[v.len() - 1]);
+            }
+            // Bhatia-Davis (population std) and |mean - median| <= std.
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+            let (lo, hi) = (v[0], v[v.len() - 1]);
+            prop_assert!(var <= (hi - mean) * (mean - lo) * (1.0 + 1e-9) + tol);
+            prop_assert!((mean - percentile(&v, 50.0)).abs() <= var.sqrt() * (1.0 + 1e-9) + tol);
+        }
+
+        /// A weighted mean of per-request TPOTs lies between them, and above `p_q` by at most
+        /// `h x d_max / decode tokens`.
+        #[test]
+        fn the_token_weighted_mean_is_bounded_by_the_rows(
+            reqs in prop::collection::vec((1u32..2000, 0.01f64..5000.0), 1..200),
+            q in 0.5f64..0.999,
+        ) {
+            let tpots: Vec<f64> = reqs.iter().map(|(_, t)| *t).collect();
+            let mut sorted = tpots.clone();
+            sorted.sort_by(f64::total_cmp);
+            let decode: f64 = reqs.iter().map(|(m, _)| *m as f64).sum();
+            let work: f64 = reqs.iter().map(|(m, t)| *m as f64 * t).sum();
+            let d_max = reqs.iter().map(|(m, t)| *m as f64 * t).fold(0.0, f64::max);
+            let tw = work / decode;
+            let n = reqs.len() as f64;
+            prop_assert!(tw <= sorted[sorted.len() - 1] * (1.0 + 1e-9));
+            prop_assert!(tw >= sorted[0] * (1.0 - 1e-9));
+            let p = percentile(&sorted, q * 100.0);
+            prop_assert!(tw <= (p + above_quantile(n, q) * d_max / decode) * (1.0 + 1e-9));
+        }
     }
 }

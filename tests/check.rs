@@ -163,7 +163,7 @@ fn every_shape_error_of_a_document_is_reported_at_once() {
         "runs[0].reported.tpot_ms: expected statistics",
         "runs[0].totals.output_tokens: expected a whole number >= 0, found the string \"8192\"",
         "runs[0].derived.per_user_decode_tok_per_s: expected a number or null, found a list",
-        "runs[0].verdict: expected one of \"accepted\", \"rejected\", found the string \"fine\"",
+        "runs[0].verdict: expected one of \"accepted\", \"rejected\", \"unusable\", found the string \"fine\"",
         "runs[0].rows[0].line: expected a whole number >= 0, found the number -1",
         "runs[0].reportd: expected only the keys of a run",
     ] {
@@ -714,8 +714,16 @@ fn the_executable_checks_its_own_report_of_every_sample() {
     let again: Value = serde_json::from_slice(&o.stdout).unwrap();
     let verdicts = |v: &Value| v["runs"].as_array().unwrap().iter().map(|r| r["verdict"].clone()).collect::<Vec<_>>();
     assert_eq!(verdicts(&again), verdicts(&report));
-    let any_rejected = verdicts(&report).iter().any(|v| v == "rejected");
-    assert_eq!(o.status.code(), Some(if any_rejected { 1 } else { 0 }), "{}", stderr(&o));
+    // Exit 3 when a run is unusable (it outranks a rejection), else 1 when one is rejected.
+    let any = |verdict: &str| verdicts(&report).iter().any(|v| v == verdict);
+    let want = if any("unusable") {
+        3
+    } else if any("rejected") {
+        1
+    } else {
+        0
+    };
+    assert_eq!(o.status.code(), Some(want), "{}", stderr(&o));
     assert!(!stderr(&o).contains("derived-restated") && !stderr(&o).contains("headline-definitions"), "{}", stderr(&o));
 }
 

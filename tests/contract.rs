@@ -355,10 +355,11 @@ fn the_exit_code_is_never_below_a_diagnostic() {
     std::fs::write(d.join("nothing.log"), b"no result here\n").unwrap();
     std::fs::write(d.join("report.json"), br#"{"schema_version": 1, "runs": [{"totals": {"output_tokens": "many"}}]}"#)
         .unwrap();
+    // Cut before its latency rows: nothing left to give a TPOT, so the run is unusable (exit 3).
     let cut: String = std::fs::read_to_string(sample("captured/vllm-s2.stdout.txt"))
         .unwrap()
         .lines()
-        .take_while(|l| !l.starts_with("Mean E2EL"))
+        .take_while(|l| !l.starts_with("Mean TTFT"))
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(d.join("cut.log"), cut).unwrap();

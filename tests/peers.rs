@@ -128,7 +128,7 @@ fn aiperf_csv_export_has_the_chunk_latency_and_the_run_totals() {
     assert!(common::is_truth(d, t.tpot_ms, false), "{d}");
     // With the chunk latency and the totals, every rule has something to check.
     assert!(common::is_truth(run.derived.tokens_per_chunk.unwrap(), t.tokens_per_chunk, false));
-    for id in ["decode-capacity", "e2e-capacity", "throughput-totals", "tpot-agreement"] {
+    for id in ["tpot-bounds", "decode-within-e2e", "e2e-capacity", "throughput-totals", "tpot-agreement"] {
         assert!(run.checks.iter().any(|c| c.id == id && c.status == Status::Pass), "{id}: {:?}", run.checks);
     }
 }
