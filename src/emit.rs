@@ -23,6 +23,8 @@ pub enum OutputFormat {
     Csv,
     /// dstack's preset `metrics` object (one per run).
     Dstack,
+    /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (see [`crate::llmd`]).
+    LlmdBr,
     /// The derivation of each run written out.
     Explain,
 }
@@ -30,7 +32,7 @@ pub enum OutputFormat {
 impl OutputFormat {
     /// Formats that print each run as soon as it is complete.
     pub fn streams(self) -> bool {
-        matches!(self, OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::Explain)
+        matches!(self, OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::LlmdBr | OutputFormat::Explain)
     }
 }
 

@@ -40,6 +40,7 @@ pub mod error;
 pub mod extract;
 pub mod input;
 pub mod lex;
+pub mod llmd;
 pub mod report;
 pub mod schema;
 pub mod validate;
