@@ -392,3 +392,28 @@ fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
     }
     Some(json!({ "metadata": {}, "standardized": std, "native": native }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every statistic lands under the schema's own name (`p99.9` is `p99p9`, `std` is
+    /// `stddev`); one the schema has no field for is dropped (extra keys are forbidden).
+    #[test]
+    fn statistics_use_the_schema_names() {
+        let mut s = Stat::default();
+        for (k, v) in [("mean", 4.0), ("p99.9", 6.0), ("p80", 5.0), ("std", 0.5), ("min", 1.0), ("p0.1", 1.1)] {
+            s.set(StatKey::parse(k).unwrap(), v);
+        }
+        let v = stat_of("ms", &s).unwrap();
+        assert_eq!(v, json!({"units": "ms", "mean": 4.0, "min": 1.0, "p0p1": 1.1, "p99p9": 6.0, "stddev": 0.5}));
+    }
+
+    /// `Statistics.mean` is required: a block without one is not written (never made up).
+    #[test]
+    fn a_block_without_a_mean_is_left_out() {
+        let mut s = Stat::default();
+        s.set(StatKey::P(50.0), 3.0);
+        assert_eq!(stat_of("ms", &s), None);
+    }
+}

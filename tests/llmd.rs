@@ -1,0 +1,246 @@
+//! `--format llmd-br`: the llm-d Benchmark Report keeps our meanings. Expected figures come from
+//! the truth files and from the inputs' own keys, never from the code under test. (That every
+//! sample's output loads with llm-d's own package is tests/llmd/run.sh, run by .ci/run.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bench-normalize")).args(args).env("NO_COLOR", "1").output().unwrap()
+}
+
+fn sample(name: &str) -> String {
+    common::samples_dir().join(name).display().to_string()
+}
+
+/// The Benchmark Reports written for an input, one per line.
+fn reports(path: &str) -> (Vec<Value>, Output) {
+    let o = run(&["--format", "llmd-br", path]);
+    let docs = String::from_utf8(o.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}: not one JSON document a line: {e}: {l}")))
+        .collect();
+    (docs, o)
+}
+
+/// The canonical runs of an input.
+fn canonical(path: &str) -> Vec<Value> {
+    let o = run(&["--format", "json", path]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["runs"].as_array().unwrap().clone()
+}
+
+fn truth_of(path: &Path) -> Value {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let stem = name.split('.').next().unwrap();
+    let t = path.with_file_name(format!("{stem}.truth.json"));
+    serde_json::from_str(&std::fs::read_to_string(&t).unwrap_or_else(|e| panic!("{}: {e}", t.display()))).unwrap()
+}
+
+fn aggregate(doc: &Value) -> &Value {
+    &doc["results"]["request_performance"]["aggregate"]
+}
+
+fn description(doc: &Value) -> &str {
+    doc["scenario"]["load"]["metadata"]["description"].as_str().or(doc["run"]["description"].as_str()).unwrap()
+}
+
+fn within(got: f64, want: f64, frac: f64) -> bool {
+    (got - want).abs() <= frac * want.abs()
+}
+
+fn spec_samples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(common::samples_dir().join("captured"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_str().unwrap();
+            n.contains("spec") && common::is_sample(n)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Speculative decoding (~10 tokens a chunk): TPOT is the true one within 2%; an ITL timed per
+/// chunk is left out and said so; an ITL the tool spreads per token is kept, and is per token.
+#[test]
+fn spec_samples_keep_the_true_tpot_and_leave_out_a_per_chunk_itl() {
+    let (mut chunked, mut per_token, mut with_counts) = (Vec::new(), 0, 0);
+    for path in spec_samples() {
+        let p = path.display().to_string();
+        let truth = truth_of(&path);
+        let true_tpot = truth["true_tpot_ms"].as_f64().unwrap();
+        let (docs, o) = reports(&p);
+        assert!(o.status.success(), "{p}: {}", String::from_utf8_lossy(&o.stderr));
+        let runs = canonical(&p);
+        assert_eq!(docs.len(), 1, "{p}");
+        let (doc, run) = (&docs[0], &runs[0]);
+        let lat = &aggregate(doc)["latency"];
+        let tpot = &lat["time_per_output_token"];
+        assert_eq!(tpot["units"], "ms/token", "{p}");
+        let mean = tpot["mean"].as_f64().unwrap();
+        assert!(within(mean, true_tpot, 0.02), "{p}: TPOT {mean} vs true {true_tpot}");
+        for k in ["p50", "p90", "p99"] {
+            if let Some(v) = tpot[k].as_f64() {
+                assert!(within(v, true_tpot, 0.02), "{p}: TPOT {k} {v} is not this TPOT's (true {true_tpot})");
+            }
+        }
+        match run["source"]["semantics"]["itl"].as_str() {
+            Some("chunk") => {
+                assert!(
+                    lat.get("inter_token_latency").is_none(),
+                    "{p}: a per-chunk ITL written as inter_token_latency"
+                );
+                let d = description(doc);
+                assert!(d.contains("inter_token_latency left out") && d.contains("per streamed chunk"), "{p}: {d}");
+                chunked.push(path.file_name().unwrap().to_str().unwrap().to_string());
+            }
+            Some("token") => {
+                let itl = lat["inter_token_latency"]["mean"].as_f64().unwrap();
+                assert!(within(itl, true_tpot, 0.02), "{p}: a per-token ITL {itl} that is not per token");
+                per_token += 1;
+            }
+            other => panic!("{p}: ITL semantics {other:?}"),
+        }
+        // The run's own request counts: every one of num_prompts sent, none failed; or, when the
+        // run does not say how many failed (SGLang's console), no count at all, said so.
+        let req = &aggregate(doc)["requests"];
+        if req.is_null() {
+            assert!(description(doc).contains("requests left out"), "{p}");
+            assert!(run["totals"].get("failed_requests").is_none(), "{p}: the run states its failures");
+        } else {
+            assert_eq!(req["total"], truth["num_prompts"], "{p}");
+            assert_eq!(req["failures"], 0, "{p}");
+            with_counts += 1;
+        }
+    }
+    assert!(with_counts >= 4, "{with_counts}");
+    // vLLM times ITL per chunk (both its console and its result file); SGLang spreads a chunk's
+    // gap over its tokens.
+    assert_eq!(chunked, ["vllm-s2spec.result.json", "vllm-s2spec.stdout.txt"]);
+    assert_eq!(per_token, 4);
+}
+
+/// guidellm's "time per output token" includes the time to the first token: it goes to
+/// normalized_time_per_output_token, and time_per_output_token is the true TPOT.
+#[test]
+fn guidellm_ttft_inclusive_figure_is_the_normalized_tpot() {
+    let path = common::samples_dir().join("peers/guidellm-s2.benchmarks.json");
+    let truth = truth_of(&path);
+    let (docs, _) = reports(&path.display().to_string());
+    let lat = &aggregate(&docs[0])["latency"];
+    let tpot = lat["time_per_output_token"]["mean"].as_f64().unwrap();
+    let ntpot = lat["normalized_time_per_output_token"]["mean"].as_f64().unwrap();
+    let true_tpot = truth["true_tpot_ms"].as_f64().unwrap();
+    assert!(within(tpot, true_tpot, 0.02), "TPOT {tpot} vs true {true_tpot}");
+    // E2E / output tokens, TTFT included.
+    let true_ntpot = truth["expected_true_e2e_ms"].as_f64().unwrap() / truth["output_len"].as_f64().unwrap();
+    assert!(within(ntpot, true_ntpot, 0.02), "NTPOT {ntpot} vs E2E / tokens {true_ntpot}");
+    assert!(description(&docs[0]).contains("time to first token included"));
+}
+
+/// llmperf's "inter token latency" is request latency / output tokens: the normalized TPOT, in
+/// ms, with every statistic llmperf gives.
+#[test]
+fn llmperf_ttft_inclusive_figure_is_the_normalized_tpot() {
+    let path = sample("rendered/llmperf-summary.json");
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (docs, o) = reports(&path);
+    assert!(o.status.success());
+    let lat = &aggregate(&docs[0])["latency"];
+    let n = &lat["normalized_time_per_output_token"];
+    for (ours, theirs) in [("mean", "mean"), ("p50", "quantiles_p50"), ("p99", "quantiles_p99"), ("stddev", "stddev")] {
+        let want = input[format!("results_inter_token_latency_s_{theirs}")].as_f64().unwrap() * 1000.0;
+        assert!(within(n[ours].as_f64().unwrap(), want, 1e-9), "{ours}: {} vs {want}", n[ours]);
+    }
+    // (E2E 5300 - TTFT 200) / (256 - 1): the TPOT excludes the first token.
+    let want = (input["results_end_to_end_latency_s_mean"].as_f64().unwrap() * 1000.0
+        - input["results_ttft_s_mean"].as_f64().unwrap() * 1000.0)
+        / (input["results_number_output_tokens_mean"].as_f64().unwrap() - 1.0);
+    assert!(within(lat["time_per_output_token"]["mean"].as_f64().unwrap(), want, 1e-4));
+    let req = &aggregate(&docs[0])["requests"];
+    assert_eq!(req["total"], input["results_num_requests_started"]);
+    assert_eq!(req["failures"], input["results_number_errors"]);
+}
+
+/// Rates are recomputed from the totals (the file's own totals), not copied from its printed rates.
+#[test]
+fn rates_are_recomputed_from_totals() {
+    let path = sample("captured/vllm-s2spec.result.json");
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (docs, _) = reports(&path);
+    let thr = &aggregate(&docs[0])["throughput"];
+    let d = input["duration"].as_f64().unwrap();
+    let (n_in, n_out) = (input["total_input_tokens"].as_f64().unwrap(), input["total_output_tokens"].as_f64().unwrap());
+    for (name, want, units) in [
+        ("output_token_rate", n_out / d, "tokens/s"),
+        ("input_token_rate", n_in / d, "tokens/s"),
+        ("total_token_rate", (n_in + n_out) / d, "tokens/s"),
+        ("request_rate", input["completed"].as_f64().unwrap() / d, "queries/s"),
+    ] {
+        assert_eq!(thr[name]["units"], units);
+        assert!(within(thr[name]["mean"].as_f64().unwrap(), want, 1e-5), "{name}: {} vs {want}", thr[name]);
+    }
+    let req = &aggregate(&docs[0])["requests"];
+    assert_eq!(req["failures"], input["failed"]);
+    assert_eq!(
+        req["total"].as_f64().unwrap(),
+        input["completed"].as_f64().unwrap() + input["failed"].as_f64().unwrap()
+    );
+}
+
+/// A run rejected by a rule is not written (what llm-d stores must pass every rule); exit 1.
+#[test]
+fn a_rejected_run_is_not_written() {
+    let (docs, o) = reports(&sample("public/044-guidellm.txt"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(docs.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("llmd-br: not written: the run was rejected"));
+}
+
+/// Several runs: one document a line, each its own uid, the same uid for the same run.
+#[test]
+fn several_runs_are_one_document_a_line_with_stable_uids() {
+    let path = sample("rendered/sglang-multi-0.4.1.txt");
+    let (docs, o) = reports(&path);
+    assert!(o.status.success());
+    assert_eq!(docs.len(), canonical(&path).len());
+    assert!(docs.len() > 1);
+    let uids: Vec<&str> = docs.iter().map(|d| d["run"]["uid"].as_str().unwrap()).collect();
+    let mut distinct = uids.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), uids.len(), "{uids:?}");
+    let (again, _) = reports(&path);
+    assert_eq!(docs, again);
+    for d in &docs {
+        assert_eq!(d["version"], "0.2");
+    }
+}
+
+/// Nothing the run does not state: no stack, hardware, time, cluster or experiment ids, and a
+/// client version only when the run states one.
+#[test]
+fn nothing_is_invented() {
+    let mut seen = 0;
+    for path in common::samples() {
+        let p = path.display().to_string();
+        let (docs, _) = reports(&p);
+        for doc in docs {
+            seen += 1;
+            assert!(doc["scenario"].get("stack").is_none(), "{p}: a stack");
+            for k in ["time", "eid", "cid", "pid", "user", "keywords"] {
+                assert!(doc["run"].get(k).is_none(), "{p}: run.{k}");
+            }
+            assert!(doc["results"].get("observability").is_none(), "{p}");
+            let v = &doc["scenario"]["load"]["standardized"]["tool_version"];
+            assert!(v.is_null() || v == "", "{p}: tool_version {v} from no sample states one");
+        }
+    }
+    assert!(seen > 100, "{seen}");
+}
