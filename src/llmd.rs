@@ -179,15 +179,15 @@ fn tpot(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
             Some((t, m)) if mean > 0.0 && ((m - mean) / mean).abs() <= TPOT_STATS_AGREEMENT => {
                 stats.extend(t.iter().filter(|(k, _)| *k != StatKey::Mean));
                 format!(
-                    "derived by bench-normalize: {}; its other statistics are the tool's TPOT rows, whose mean {} \
-                     agrees within {}%",
+                    "derived by bench-normalize: {}; its other statistics are the run's own TPOT rows \
+                     (reported.tpot_ms), whose mean {} agrees within {}%",
                     d.formula.as_deref().unwrap_or(method),
                     show(m),
                     TPOT_STATS_AGREEMENT * 100.0
                 )
             }
             Some((_, m)) => format!(
-                "derived by bench-normalize: {}; mean only (the tool's TPOT rows, mean {}, do not agree with it \
+                "derived by bench-normalize: {}; mean only (the run's own TPOT rows, mean {}, do not agree with it \
                  within {}%, so their percentiles are not this TPOT's)",
                 d.formula.as_deref().unwrap_or(method),
                 show(m),

@@ -244,3 +244,46 @@ fn nothing_is_invented() {
     }
     assert!(seen > 100, "{seen}");
 }
+
+/// A hand-written dstack report checked and written as a Benchmark Report: its stated client
+/// version and command are kept, its TPOT is derived from its E2E and checked against its claim;
+/// a claimed TPOT that is a per-chunk ITL is rejected and not written.
+#[test]
+fn a_checked_hand_written_report_keeps_what_it_states() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let report = |tpot: f64| {
+        format!(
+            r#"{{"tool":"vllm bench serve","tool_version":"0.11.0","command":"vllm bench serve --max-concurrency 4",
+            "workload":{{"num_requests":32,"concurrency":4}},
+            "metrics":{{"successful_requests":32,"failed_requests":0,"duration_seconds":50.0,"total_input_tokens":16384,
+            "total_output_tokens":16384,"output_tok_per_s":327.68,"per_user_tok_per_s":80,
+            "ttft_ms":{{"mean":100,"p50":100,"p99":120}},"tpot_ms":{{"mean":{tpot},"p50":{tpot},"p99":{tpot}}},
+            "e2e_ms":{{"mean":6232,"p50":6230,"p99":6300}}}}}}"#
+        )
+    };
+    let check = |text: String| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bench-normalize"))
+            .args(["check", "--format", "llmd-br", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = check(report(12.0));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let load = &doc["scenario"]["load"];
+    assert_eq!(load["standardized"]["tool_version"], "0.11.0");
+    assert_eq!(load["standardized"]["concurrency"], 4);
+    assert_eq!(load["native"]["config"]["command"], "vllm bench serve --max-concurrency 4");
+    // (6232 - 100) / (16384 / 32 - 1) = 12.0
+    assert_eq!(aggregate(&doc)["latency"]["time_per_output_token"]["mean"], 12.0);
+    // The same report with a per-chunk ITL (10 tokens a chunk) as its TPOT.
+    let o = check(report(120.0));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+}
