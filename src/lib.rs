@@ -555,6 +555,15 @@ fn json_looked_for(defs: &Definitions) -> String {
 /// one run per entry of `runs`).
 fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<Vec<Run>, Error> {
     let report_shape = |path: String, message: String| Error::Report { input: input.to_string(), path, message };
+    // An llm-d Benchmark Report (src/llmd.rs): its units are in the document, so it is read there.
+    let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+    if llmd::is_benchmark_report(&value) {
+        let mut run = llmd::read(&value).map_err(|(path, m)| report_shape(path, m))?;
+        canonical::reopen(&mut run, input, index);
+        run.derived = derive::derive(&run);
+        validate::validate(&mut run, &opts.policy);
+        return Ok(vec![run]);
+    }
     match detect::classify_doc(doc, opts.definitions) {
         DocKind::CanonicalReport | DocKind::CanonicalRun => {
             let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());

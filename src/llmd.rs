@@ -393,6 +393,144 @@ fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
     Some(json!({ "metadata": {}, "standardized": std, "native": native }))
 }
 
+// ------------------------------------------------------------------------------------------------
+// Reading a Benchmark Report (`check`)
+
+/// A document that is an llm-d Benchmark Report of the 0.2 line: `version` `0.2` or `0.2.1`, with
+/// `run` and `results` objects.
+pub fn is_benchmark_report(doc: &Value) -> bool {
+    matches!(doc.get("version").and_then(Value::as_str), Some("0.2" | "0.2.1"))
+        && doc.get("run").is_some_and(Value::is_object)
+        && doc.get("results").is_some_and(Value::is_object)
+}
+
+/// A Benchmark Report as a hand-written canonical run, each figure under our name for what the
+/// report's field means by the schema: `time_per_output_token` is the report's claimed TPOT
+/// (`reported.tpot_ms`), checked like any claim (a per-chunk ITL or a TTFT-inclusive figure put
+/// there is caught by the same rules as in a dstack report); `normalized_time_per_output_token`
+/// is `reported.latency_per_output_token_ms`; `inter_token_latency` states no timing (per token or
+/// per chunk), so it is not read (a note says so). Times in `s` or `s/token` are converted to ms.
+/// A field of the wrong type or unit is an error naming its path.
+pub fn read(doc: &Value) -> Result<Run, (String, String)> {
+    use crate::report::{Figure, Format, Source};
+    let mut run = Run {
+        source: Source {
+            parser: "llmd-benchmark-report".into(),
+            tool: "llm-d Benchmark Report".into(),
+            format: Format::Report,
+            ..Source::default()
+        },
+        workload: Default::default(),
+        totals: Default::default(),
+        reported: Default::default(),
+        derived: Default::default(),
+        checks: Vec::new(),
+        verdict: crate::report::Verdict::Accepted,
+        notes: Vec::new(),
+        rows: Vec::new(),
+        requests: None,
+    };
+    let at = |path: &[&str]| path.iter().try_fold(doc, |v, k| v.get(*k));
+    let err = |path: &str, m: String| (path.to_string(), m);
+    let number = |path: &str, v: &Value| v.as_f64().ok_or_else(|| err(path, format!("{v} is not a number")));
+    let std_path = ["scenario", "load", "standardized"];
+    if let Some(std) = at(&std_path) {
+        let text = |k: &str| std.get(k).and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
+        if let Some(t) = text("tool") {
+            run.workload.set("benchmark_tool", "workload.benchmark_tool", Figure::Text(t));
+        }
+        if let Some(t) = text("tool_version") {
+            run.workload.set("benchmark_tool_version", "workload.benchmark_tool_version", Figure::Text(t));
+        }
+        if let Some(c) = std.get("concurrency").and_then(Value::as_u64) {
+            run.workload.set("max_concurrency", "workload.max_concurrency", Figure::Count(c));
+        }
+        if let Some(r) = std.get("rate_qps").and_then(Value::as_f64) {
+            run.workload.set("request_rate", "workload.request_rate", Figure::Number(r));
+        }
+    }
+    let agg = ["results", "request_performance", "aggregate"];
+    let base = agg.join(".");
+    if let Some(req) = at(&[agg[0], agg[1], agg[2], "requests"]) {
+        let count = |k: &str| -> Result<Option<u64>, (String, String)> {
+            match req.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .map(Some)
+                    .ok_or_else(|| err(&format!("{base}.requests.{k}"), format!("{v} is not a count"))),
+            }
+        };
+        let (total, failures) = (count("total")?, count("failures")?);
+        if let Some(f) = failures {
+            run.totals.set("failed_requests", "totals.failed_requests", Figure::Count(f));
+        }
+        if let (Some(t), Some(f)) = (total, failures) {
+            run.totals.set("successful_requests", "totals.successful_requests", Figure::Count(t.saturating_sub(f)));
+        }
+        if let Some(n) = req.get("output_length").and_then(|s| s.get("mean")) {
+            let n = number(&format!("{base}.requests.output_length.mean"), n)?;
+            run.totals.set("output_tokens_per_request", "totals.output_tokens_per_request", Figure::Number(n));
+        }
+    }
+    // (report field, canonical figure, per token)
+    const LATENCY: [(&str, &str, bool); 4] = [
+        ("time_to_first_token", "ttft_ms", false),
+        ("time_per_output_token", "tpot_ms", true),
+        ("request_latency", "e2e_ms", false),
+        ("normalized_time_per_output_token", "latency_per_output_token_ms", true),
+    ];
+    if let Some(lat) = at(&[agg[0], agg[1], agg[2], "latency"]) {
+        for (field, name, per_token) in LATENCY {
+            let Some(st) = lat.get(field).filter(|v| !v.is_null()) else { continue };
+            let path = format!("{base}.latency.{field}");
+            let units = st.get("units").and_then(Value::as_str).unwrap_or("");
+            let scale = match (units, per_token) {
+                ("ms", false) | ("ms/token", true) => 1.0,
+                ("s", false) | ("s/token", true) => 1000.0,
+                _ => return Err(err(&format!("{path}.units"), format!("'{units}' is not a unit this field can have"))),
+            };
+            let Some(obj) = st.as_object() else { return Err(err(&path, "is not an object".into())) };
+            let mut stat = Stat::default();
+            for (k, v) in obj {
+                let key = match k.as_str() {
+                    "units" | "mode" => continue,
+                    "stddev" => StatKey::Std,
+                    "p0p1" => StatKey::P(0.1),
+                    "p99p9" => StatKey::P(99.9),
+                    other => match StatKey::parse(other) {
+                        Some(k) => k,
+                        None => continue,
+                    },
+                };
+                if v.is_null() {
+                    continue;
+                }
+                stat.set(key, number(&format!("{path}.{k}"), v)? * scale);
+            }
+            run.reported.set(name, &format!("reported.{name}"), Figure::Stat(stat));
+        }
+    }
+    if at(&[agg[0], agg[1], agg[2], "latency", "inter_token_latency"]).is_some_and(|v| !v.is_null()) {
+        run.notes.push(crate::report::Note {
+            code: "parser-note".into(),
+            message: "latency.inter_token_latency not read: a Benchmark Report does not say whether it was timed per \
+                      token or per streamed chunk"
+                .into(),
+            line: None,
+        });
+    }
+    if let Some(thr) = at(&[agg[0], agg[1], agg[2], "throughput"]) {
+        for (field, name) in [("output_token_rate", "output_tok_per_s"), ("request_rate", "request_per_s")] {
+            if let Some(m) = thr.get(field).and_then(|s| s.get("mean")) {
+                let m = number(&format!("{base}.throughput.{field}.mean"), m)?;
+                run.reported.set(name, &format!("reported.{name}"), Figure::Number(m));
+            }
+        }
+    }
+    Ok(run)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

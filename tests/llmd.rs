@@ -287,3 +287,80 @@ fn a_checked_hand_written_report_keeps_what_it_states() {
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
 }
+
+fn check_doc(doc: &Value) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bench-normalize"))
+        .args(["check", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(doc.to_string().as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A Benchmark Report read back by `check`: TPOT derived again from its own E2E, TTFT and output
+/// length is the true TPOT within 2%, whether the times are in ms or s.
+#[test]
+fn a_benchmark_report_read_back_derives_the_true_tpot() {
+    let mut seen = 0;
+    for path in spec_samples() {
+        let p = path.display().to_string();
+        let true_tpot = truth_of(&path)["true_tpot_ms"].as_f64().unwrap();
+        let (docs, _) = reports(&p);
+        let mut doc = docs[0].clone();
+        if doc["results"]["request_performance"]["aggregate"]["requests"].is_null() {
+            continue; // no request counts: nothing to derive from
+        }
+        for seconds in [false, true] {
+            if seconds {
+                let lat = doc["results"]["request_performance"]["aggregate"]["latency"].as_object_mut().unwrap();
+                for st in lat.values_mut() {
+                    let st = st.as_object_mut().unwrap();
+                    let per_token = st["units"] == "ms/token";
+                    st.insert("units".into(), (if per_token { "s/token" } else { "s" }).into());
+                    for (k, v) in st.iter_mut() {
+                        if k != "units" {
+                            *v = (v.as_f64().unwrap() / 1000.0).into();
+                        }
+                    }
+                }
+            }
+            let o = check_doc(&doc);
+            assert!(o.status.success(), "{p}: {}", String::from_utf8_lossy(&o.stderr));
+            let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+            let run = &report["runs"][0];
+            assert_eq!(run["derived"]["tpot_ms"]["method"], "e2e-ttft-tokens", "{p}");
+            let tpot = run["derived"]["tpot_ms"]["mean"].as_f64().unwrap();
+            assert!(within(tpot, true_tpot, 0.02), "{p} (seconds: {seconds}): {tpot} vs {true_tpot}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 8, "{seen}");
+}
+
+/// What llm-d's converters do: vLLM's per-chunk ITL (~10 tokens a chunk) put in
+/// time_per_output_token. `check` rejects it, as it does in a hand-written dstack report.
+#[test]
+fn a_benchmark_report_with_a_per_chunk_itl_as_tpot_is_rejected() {
+    let path = sample("captured/vllm-s2spec.result.json");
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let (docs, _) = reports(&path);
+    let mut doc = docs[0].clone();
+    let itl = input["mean_itl_ms"].as_f64().unwrap();
+    doc["results"]["request_performance"]["aggregate"]["latency"]["time_per_output_token"] =
+        serde_json::json!({"units": "ms/token", "mean": itl});
+    let o = check_doc(&doc);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["runs"][0]["verdict"], "rejected");
+    assert_eq!(report["runs"][0]["source"]["parser"], "llmd-benchmark-report");
+    // A unit the field cannot have is an error naming the field (exit 3), never a guess.
+    doc["results"]["request_performance"]["aggregate"]["latency"]["time_per_output_token"]["units"] = "tokens/s".into();
+    let o = check_doc(&doc);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("time_per_output_token.units"));
+}
