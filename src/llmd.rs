@@ -466,7 +466,10 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
             run.totals.set("failed_requests", "totals.failed_requests", Figure::Count(f));
         }
         if let (Some(t), Some(f)) = (total, failures) {
-            run.totals.set("successful_requests", "totals.successful_requests", Figure::Count(t.saturating_sub(f)));
+            if f > t {
+                return Err(err(&format!("{base}.requests.failures"), format!("{f} failures of {t} requests sent")));
+            }
+            run.totals.set("successful_requests", "totals.successful_requests", Figure::Count(t - f));
         }
         if let Some(n) = req.get("output_length").and_then(|s| s.get("mean")) {
             let n = number(&format!("{base}.requests.output_length.mean"), n)?;
@@ -545,6 +548,21 @@ mod tests {
         }
         let v = stat_of("ms", &s).unwrap();
         assert_eq!(v, json!({"units": "ms", "mean": 4.0, "min": 1.0, "p0p1": 1.1, "p99p9": 6.0, "stddev": 0.5}));
+    }
+
+    /// More failures than requests sent is no report to check: an error naming the field.
+    #[test]
+    fn more_failures_than_requests_is_an_error() {
+        let doc = json!({"version": "0.2", "run": {"uid": "x"},
+            "results": {"request_performance": {"aggregate": {"requests": {"total": 3, "failures": 5}}}}});
+        assert!(is_benchmark_report(&doc));
+        let (path, _) = read(&doc).unwrap_err();
+        assert_eq!(path, "results.request_performance.aggregate.requests.failures");
+        let ok = json!({"version": "0.2", "run": {"uid": "x"},
+            "results": {"request_performance": {"aggregate": {"requests": {"total": 5, "failures": 1}}}}});
+        let run = read(&ok).unwrap();
+        assert_eq!(run.totals.number("successful_requests"), Some(4.0));
+        assert!(!is_benchmark_report(&json!({"version": "0.1", "run": {}, "results": {}})));
     }
 
     /// `Statistics.mean` is required: a block without one is not written (never made up).
