@@ -48,6 +48,18 @@ pub struct Literals {
     pub banner: Vec<String>,
     /// Every text definition's `[[context]]` labels, normalized.
     pub context_labels: Vec<String>,
+    /// Each text definition's `[args] requires` that has `[[context]]` arguments: a dump is
+    /// read when it names every argument of one of these lists.
+    pub args_requires: Vec<Vec<String>>,
+}
+
+/// What opens an argument dump in a log line: Python's repr of argparse's result,
+/// `Namespace(name=value, ...)` (vLLM prints it alone, SGLang also as `benchmark_args=Namespace(...)`).
+pub const ARGS_DUMP: &str = "Namespace(";
+
+/// The context label of an argument `name` of an argument dump.
+pub fn arg_label(name: &str) -> String {
+    format!("args.{name}:")
 }
 
 impl Literals {
@@ -62,13 +74,25 @@ impl Literals {
             banners.push(required_literal(b.banner.as_str()));
             others.extend(d.trailers.iter().map(|t| required_literal(t.banner.as_str())));
         }
-        others.extend(context_labels.iter().map(|l| l.trim_end_matches(':').to_string()));
+        // An argument's label is not in the line: the dump's opening is.
+        others.extend(
+            context_labels.iter().filter(|l| !l.starts_with("args.")).map(|l| l.trim_end_matches(':').to_string()),
+        );
+        let args_requires: Vec<Vec<String>> = text_defs
+            .iter()
+            .filter(|d| d.context.iter().any(|c| c.label.starts_with("args.")))
+            .map(|d| d.args_requires.clone())
+            .collect();
+        if !args_requires.is_empty() {
+            others.push(ARGS_DUMP.to_string());
+        }
         others.extend(banners.iter().cloned());
         Literals {
             any: literal_automaton(&others),
             banners: literal_automaton(&banners),
             banner: banners,
             context_labels,
+            args_requires,
         }
     }
 }
@@ -132,7 +156,12 @@ pub struct Definition {
     pub block: Option<BlockSpec>,
     pub semantics: SemanticsSpec,
     pub variants: Vec<Variant>,
+    /// Lines before the banner read for the same run: `Label: value` lines, and the arguments
+    /// of an argument dump (labels `args.NAME:`, see [`ARGS_DUMP`]).
     pub context: Vec<RowSpec>,
+    /// `[args] requires`: an argument dump is this tool's only when it names every one of these
+    /// arguments (a server's `Namespace(...)` in the same log is not the client's).
+    pub args_requires: Vec<String>,
     /// Text formats: rows of the block. JSON formats: keys of the document (dotted paths into
     /// nested objects; a `{stat}` placeholder as in `{stat}_ttft_ms`).
     pub rows: Vec<RowSpec>,
@@ -146,6 +175,9 @@ pub struct Definition {
     /// JSON formats holding several runs in a list (guidellm's `benchmarks`): the key of the
     /// list. Each element is a run; the rest of the document is readable under `top.`.
     pub runs_at: Option<String>,
+    /// JSON formats whose metric objects state their unit (AIPerf's `{"unit": "ms", "avg": ...}`):
+    /// the key holding it. A key read from such an object is converted from the stated unit.
+    pub unit_key: Option<String>,
     /// Finds where known rows start in a line that lost its line breaks (built on first use).
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
@@ -481,6 +513,11 @@ impl LabelPattern {
         self.hole
     }
 
+    /// The text after the placeholder (empty when there is none).
+    pub fn suffix(&self) -> &str {
+        &self.suffix
+    }
+
     /// A regular expression matching the labels this pattern matches (spaces may be runs).
     pub fn to_regex(&self) -> String {
         let esc = |s: &str| regex::escape(s).replace(' ', r"\s+");
@@ -517,6 +554,9 @@ pub struct RowSpec {
     pub required: bool,
     /// The tool writes 0 for "does not apply" (vLLM's `rtfx` outside audio runs).
     pub zero_is_absent: bool,
+    /// `[[context]]` of an argument dump: the figure is read only when another argument of the
+    /// same dump has this value (`random_input_len` only when `dataset_name` is `random`).
+    pub when_arg: Option<(String, String)>,
 }
 
 impl RowSpec {
@@ -695,6 +735,7 @@ struct RawDefinition {
     variant: Vec<RawVariant>,
     #[serde(default)]
     context: Vec<RawRow>,
+    args: Option<RawArgs>,
     #[serde(default)]
     row: Vec<RawRow>,
     #[serde(default)]
@@ -705,6 +746,7 @@ struct RawDefinition {
     #[serde(default)]
     strict_types: bool,
     runs_at: Option<String>,
+    unit_key: Option<String>,
     #[serde(default)]
     trailer: Vec<RawTrailer>,
 }
@@ -723,6 +765,13 @@ struct RawTrailer {
 
 fn default_gap() -> usize {
     2
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArgs {
+    #[serde(default)]
+    requires: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -886,6 +935,11 @@ struct RawRow {
     occurrence: Option<usize>,
     suffix: Option<Spanned<String>>,
     total_field: Option<Spanned<String>>,
+    /// `[[context]]` only: `label` is an argument of the client's argument dump, not a line.
+    #[serde(default)]
+    arg: bool,
+    /// With `arg`: read only when the dump's argument `[0]` is `[1]`.
+    when_arg: Option<Spanned<[String; 2]>>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -980,10 +1034,21 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
     let rows_of = |raws: &[RawRow], what: &str| -> Result<Vec<RowSpec>, Error> {
         raws.iter()
             .map(|r| {
+                if (r.arg || r.when_arg.is_some()) && what != "context" {
+                    return Err(err_at(
+                        r.label.span().start,
+                        &format!("{what}.arg"),
+                        "`arg` and `when_arg` are for [[context]] entries".into(),
+                    ));
+                }
+                if let (false, Some(w)) = (r.arg, &r.when_arg) {
+                    return Err(err_at(w.span().start, "context.when_arg", "`when_arg` needs `arg = true`".into()));
+                }
+                let label_text = |l: &str| if r.arg { arg_label(l) } else { l.to_string() };
                 let mut labels = Vec::new();
                 for l in std::iter::once(&r.label).chain(r.aliases.iter()) {
                     labels.push(
-                        LabelPattern::parse(l.get_ref())
+                        LabelPattern::parse(&label_text(l.get_ref()))
                             .map_err(|m| err_at(l.span().start, &format!("{what}.label"), m))?,
                     );
                 }
@@ -1037,7 +1102,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                     }
                 };
                 Ok(RowSpec {
-                    label: r.label.get_ref().clone(),
+                    label: label_text(r.label.get_ref()),
                     labels,
                     sections: r.section.as_ref().map(|s| match s {
                         OneOrMany::One(x) => vec![x.clone()],
@@ -1062,6 +1127,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
                     total: r.total_field.as_ref().map(|f| target(f, &format!("{what}.total_field"))).transpose()?,
                     required: false,
                     zero_is_absent: false,
+                    when_arg: r.when_arg.as_ref().map(|w| {
+                        let [name, value] = w.get_ref().clone();
+                        (arg_label(&name), value)
+                    }),
                 })
             })
             .collect()
@@ -1080,6 +1149,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
             occurrence: None,
             suffix: None,
             total_field: None,
+            arg: false,
+            when_arg: None,
         })
         .collect();
     let mut keys = rows_of(&as_rows, "key")?;
@@ -1222,11 +1293,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         },
         variants,
         context,
+        args_requires: raw.args.map(|a| a.requires).unwrap_or_default(),
         rows,
         detect: raw.detect.map(|d| DetectSpec { keys_all: d.keys_all, keys_any: d.keys_any }),
         requests,
         strict_types: raw.strict_types,
         runs_at: raw.runs_at,
+        unit_key: raw.unit_key,
         row_finder: OnceLock::new(),
         trailers,
         label_index,

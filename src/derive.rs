@@ -6,6 +6,8 @@
 //! 3. the tool's own TPOT rows (computed per token by both tools);
 //! 4. nothing: `null`, with the reason.
 
+pub mod requests;
+
 use crate::report::{
     ChunkStats, Derived, DerivedE2e, DerivedTpot, ItlPer, PerRequest, Requests, Run, StatKey, TpotMethod,
 };
@@ -278,13 +280,16 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
             failed += 1;
             continue;
         }
-        let (Some(ttft), Some(out)) = (req.ttft_ms[i], req.output_len[i]) else { continue };
+        // A value that is no finite number leaves its request out (`per-request-consistency`
+        // rejects the run for it).
+        let finite = |x: Option<f64>| x.filter(|x| x.is_finite());
+        let (Some(ttft), Some(out)) = (finite(req.ttft_ms[i]), finite(req.output_len[i])) else { continue };
         let e2e = match (&req.latency_ms, &req.gap_sums_ms) {
             (Some(lat), _) => lat[i],
             (None, Some(sums)) => Some(ttft + sums[i]),
             (None, None) => None,
         };
-        let Some(e2e) = e2e else { continue };
+        let Some(e2e) = finite(e2e) else { continue };
         e2es.push(e2e);
         if let Some(counts) = &req.gap_counts {
             if out >= 1.0 {

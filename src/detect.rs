@@ -652,6 +652,10 @@ impl<'d> Scanner<'d> {
     }
 
     fn note_context(&mut self, line: &Line) {
+        if !self.literals.args_requires.is_empty() && line.text.contains(crate::definition::ARGS_DUMP) {
+            self.note_args(line);
+            return;
+        }
         if self.literals.context_labels.is_empty() || !line.text.contains(':') {
             return;
         }
@@ -660,6 +664,22 @@ impl<'d> Scanner<'d> {
             if self.literals.context_labels.contains(&label) {
                 self.context
                     .insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
+            }
+        }
+    }
+
+    /// An argument dump: each argument a definition reads, as a context line `args.NAME:`, when
+    /// the dump names every argument some definition `requires` (else it is another program's).
+    fn note_args(&mut self, line: &Line) {
+        let Some(args) = args_dump(&line.text) else { return };
+        let names: Vec<&str> = args.iter().map(|(n, _)| *n).collect();
+        if !self.literals.args_requires.iter().any(|req| req.iter().all(|r| names.contains(&r.as_str()))) {
+            return;
+        }
+        for (name, value) in args {
+            let label = crate::definition::arg_label(name);
+            if self.literals.context_labels.contains(&label) {
+                self.context.insert(label.clone(), ContextLine { line: line.number, label, value });
             }
         }
     }
@@ -776,7 +796,8 @@ impl<'d> Scanner<'d> {
         }
         // The definition that knows the most labels no other candidate knows (lines before the
         // banner that it reads as context count too), then the most labels; on a tie, the first.
-        let context_labels_seen: Vec<&String> = open.context.keys().collect();
+        // (An argument dump does not vote: the tools share argument names.)
+        let context_labels_seen: Vec<&String> = open.context.keys().filter(|l| !l.starts_with("args.")).collect();
         // Which candidates know each label, worked out once.
         // One flat table, a row of candidates per label (not a Vec per label).
         let n = open.candidates.len();
@@ -822,7 +843,7 @@ impl<'d> Scanner<'d> {
         let evidence = Evidence { labels: &labels, sections: &sections, banner_width, context_labels: &context_labels };
         let variant = definition.variants.iter().find(|v| v.matches(&evidence));
         let mut context = context;
-        context.sort_by_key(|c| c.line);
+        context.sort_by(|a, b| (a.line, &a.label).cmp(&(b.line, &b.label)));
         self.blocks += 1;
         Some(Block {
             definition,
@@ -886,6 +907,56 @@ fn strip_around<'t>(text: &'t str, strip: &str) -> &'t str {
 fn has_escaped_newline(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memchr_iter(b'\\', b).any(|i| b.get(i + 1) == Some(&b'n'))
+}
+
+/// The arguments of an argument dump in a line, `Namespace(name=value, ...)` (Python's repr of
+/// argparse's result), in order: strings unquoted (`'random'` is `random`), other values as
+/// printed (`None`, `inf`, `True`, `{'image': 255}`). `None` when the line holds no complete dump.
+pub fn args_dump(line: &str) -> Option<Vec<(&str, String)>> {
+    let at = line.find(crate::definition::ARGS_DUMP)?;
+    let body = &line[at + crate::definition::ARGS_DUMP.len()..];
+    let bytes = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        while bytes.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if bytes.get(i) == Some(&b')') {
+            return Some(out);
+        }
+        let name_end = i + bytes[i..].iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))?;
+        if name_end == i || bytes.get(name_end) != Some(&b'=') {
+            return None;
+        }
+        let name = &body[i..name_end];
+        let start = name_end + 1;
+        // The value ends at a comma or the closing parenthesis outside quotes and brackets.
+        let (mut depth, mut quote, mut j) = (0usize, None::<u8>, start);
+        loop {
+            let b = *bytes.get(j)?;
+            match quote {
+                Some(_) if b == b'\\' => j += 1,
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None => match b {
+                    b'\'' | b'"' => quote = Some(b),
+                    b'(' | b'[' | b'{' | b'<' => depth += 1,
+                    b')' | b']' | b'}' | b'>' if depth > 0 => depth -= 1,
+                    b',' | b')' if depth == 0 => break,
+                    _ => {}
+                },
+            }
+            j += 1;
+        }
+        let raw = body[start..j].trim();
+        let value = match raw.as_bytes() {
+            [q @ (b'\'' | b'"'), .., last] if q == last && raw.len() >= 2 => raw[1..raw.len() - 1].to_string(),
+            _ => raw.to_string(),
+        };
+        out.push((name, value));
+        i = if bytes[j] == b',' { j + 1 } else { j };
+    }
 }
 
 fn strip_prefix<'a>(text: &'a str, prefix: &str) -> &'a str {

@@ -7,6 +7,7 @@
 //! | 2 | usage error (bad flags or arguments, a bad parser definition given with --parsers) |
 //! | 3 | no benchmark result found in an input, or an input could not be parsed |
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
+//! | 5 | a run cannot be written in the output format asked for: it lacks a figure the format requires (`--format dstack`: dstack's model), or the consumer's model would reject it; the message names the figure and how to get it |
 
 use std::borrow::Cow;
 use std::fmt;
@@ -20,6 +21,8 @@ pub enum ExitCode {
     Usage = 2,
     NoResult = 3,
     Io = 4,
+    /// A run the output format cannot hold (see [`Error::Unwritable`]).
+    Unwritable = 5,
 }
 
 /// Where an error points in an input: a line, and a column when known.
@@ -79,6 +82,11 @@ pub enum Error {
     /// Bad flags or arguments.
     #[error("{0}")]
     Usage(String),
+
+    /// A run cannot be written in the output format asked for (`--format dstack`): what it
+    /// lacks and how to get it. Never filled with a guess.
+    #[error("{at}: run {run}: cannot be written as {format}: {message}")]
+    Unwritable { at: String, input: String, line: Option<usize>, run: usize, format: String, message: String },
 }
 
 fn quote(text: Option<&str>) -> String {
@@ -94,6 +102,7 @@ impl Error {
             Error::Io { .. } | Error::Write { .. } => ExitCode::Io,
             Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } => ExitCode::NoResult,
             Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
+            Error::Unwritable { .. } => ExitCode::Unwritable,
         }
     }
 
@@ -106,6 +115,7 @@ impl Error {
             Error::Report { .. } => "report-shape",
             Error::Definition { .. } => "definition",
             Error::Usage(_) => "usage",
+            Error::Unwritable { .. } => "unwritable",
         }
     }
 
@@ -116,6 +126,7 @@ impl Error {
             Error::Write { output, .. } => Some(output),
             Error::Parse { at, .. } => Some(&at.input),
             Error::Definition { file, .. } => Some(file),
+            Error::Unwritable { input, .. } => Some(input),
             Error::Usage(_) => None,
         }
     }
@@ -126,6 +137,9 @@ impl Error {
             Error::Parse { message, .. } => message.clone(),
             Error::Report { path, message, .. } => format!("{path}: {message}"),
             Error::Definition { field, message, .. } => format!("{field}: {message}"),
+            Error::Unwritable { run, format, message, .. } => {
+                format!("run {run}: cannot be written as {format}: {message}")
+            }
             other => other.to_string(),
         }
     }
@@ -135,6 +149,7 @@ impl Error {
         match self {
             Error::Parse { at, .. } => (Some(at.line), at.column),
             Error::Definition { line, column, .. } => (Some(*line), Some(*column)),
+            Error::Unwritable { line, .. } => (*line, None),
             _ => (None, None),
         }
     }

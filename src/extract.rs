@@ -44,7 +44,12 @@ pub fn extract(block: &Block) -> Extracted {
     for c in &block.context {
         let (label, value) = (c.label.as_str(), c.value.as_str());
         let Some((spec, captured)) = def.context_spec(label) else { continue };
-        let field = read_into(&mut out, spec, captured, value, c.line, true);
+        // An argument read only when another argument of the dump says it applies.
+        let applies = spec
+            .when_arg
+            .as_ref()
+            .is_none_or(|(other, want)| block.context.iter().any(|o| o.label == *other && o.value == *want));
+        let field = if applies { read_into(&mut out, spec, captured, value, c.line, true) } else { None };
         out.rows.push(Row {
             section: None,
             label: label.trim_end_matches(':').to_string(),
@@ -225,7 +230,7 @@ use serde_json::Value;
 
 use crate::definition::Definition;
 use crate::error::{Error, Location};
-use crate::input::json::{Array, Doc};
+use crate::input::json::{Array, Doc, units};
 use crate::report::Requests;
 use crate::vocabulary::Kind;
 
@@ -287,12 +292,21 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
         }
     }
 
+    // Units stated in the document, by the path of the object that states them.
+    let stated: std::collections::HashMap<&str, &str> = match &def.unit_key {
+        Some(uk) => entries
+            .iter()
+            .filter_map(|(p, v)| Some((p.strip_suffix(uk.as_str())?.strip_suffix('.')?, v.as_str()?)))
+            .collect(),
+        None => Default::default(),
+    };
     for (path, value) in &entries {
         let target = def.key_spec(path).and_then(|(spec, captured)| Some((spec, spec.target_for(&captured)?)));
         let field = match target {
             Some((spec, target)) => {
                 let fed = target.path();
-                read_key(&mut out, spec, target, path, value, def, doc.line)
+                let unit = path.rsplit_once('.').and_then(|(parent, _)| stated.get(parent).copied());
+                read_key(&mut out, spec, target, path, value, def, doc.line, unit)
                     .map_err(|(at, why)| shape_error(&at, why))?;
                 Some(fed)
             }
@@ -323,7 +337,10 @@ pub fn extract_doc(doc: &Doc, def: &Definition, input: &str) -> Result<Extracted
 
 /// Read a key's value (a list key: each of its items) into assignments, with a note for what
 /// gives no figure. A mistyped value, in a format that types its keys strictly, is an error: its
-/// path and what is wrong.
+/// path and what is wrong. `stated`: the unit the document states for it (`unit_key`), which
+/// wins over the definition's; one that cannot be converted leaves the figure absent, with a
+/// `unit-unknown` note.
+#[allow(clippy::too_many_arguments)]
 fn read_key(
     out: &mut Extracted,
     spec: &RowSpec,
@@ -332,7 +349,23 @@ fn read_key(
     value: &Value,
     def: &Definition,
     line: usize,
+    stated: Option<&str>,
 ) -> Result<(), (String, String)> {
+    let (factor, unit) = match stated.map(|u| units::factor(u, target.field.unit, target.field.path)) {
+        None => (1.0, spec.unit),
+        Some(Ok(f)) => (f, None),
+        Some(Err(why)) => {
+            if def.strict_types {
+                return Err((key.to_string(), why));
+            }
+            out.notes.push(Note {
+                code: "unit-unknown".into(),
+                message: format!("{key}: {why}; the row is kept, the figure is absent"),
+                line: Some(line),
+            });
+            return Ok(());
+        }
+    };
     let kind = if target.stat.is_some() { Kind::Number } else { target.field.kind };
     let reads: Vec<(Option<usize>, Read)> = match (value, kind) {
         (Value::Array(items), Kind::List) => {
@@ -344,6 +377,8 @@ fn read_key(
         let read = match read {
             Read::Number(n) if n == 0.0 && spec.zero_is_absent => Read::Absent("zero: does not apply"),
             Read::Count(0) if spec.zero_is_absent => Read::Absent("zero: does not apply"),
+            Read::Number(n) if factor != 1.0 => Read::Number(scaled(n, factor)),
+            Read::Count(c) if factor != 1.0 => Read::Number(scaled(c as f64, factor)),
             r => r,
         };
         let where_ = match index {
@@ -360,10 +395,16 @@ fn read_key(
             value: read,
             line,
             from_context: false,
-            unit: spec.unit,
+            unit,
         });
     }
     Ok(())
+}
+
+/// A value in a stated unit, converted without binary noise (`5.42` s is `5420` ms, not
+/// `5420.000000000001`), as a printed value in another unit is.
+fn scaled(x: f64, factor: f64) -> f64 {
+    format!("{:.12e}", x * factor).parse().unwrap_or(x * factor)
 }
 
 /// A JSON value as text for a row (strings without quotes).
@@ -420,6 +461,7 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
         return Ok(None);
     };
     let latency_ms = numbers(&spec.latency);
+    let input_len = numbers(&spec.input_len);
     // The sums of the gaps only stand in for a missing latency array: read them only then.
     let (gap_counts, gap_sums_ms) = spec
         .gaps
@@ -455,5 +497,5 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
             message: format!("per-request arrays of different lengths: {}", list.join(", ")),
         });
     }
-    Ok(Some(Requests { ttft_ms, latency_ms, output_len, gap_counts, gap_sums_ms, failed, first_errors }))
+    Ok(Some(Requests { ttft_ms, latency_ms, output_len, input_len, gap_counts, gap_sums_ms, failed, first_errors }))
 }

@@ -32,9 +32,11 @@
 //! ```
 
 pub mod canonical;
+pub mod check;
 pub mod definition;
 pub mod derive;
 pub mod detect;
+pub mod dstack_model;
 pub mod emit;
 pub mod error;
 pub mod extract;
@@ -413,8 +415,7 @@ impl<R: BufRead, F: FnMut() -> std::io::Result<()>> BufRead for BeforeRefill<R, 
 }
 
 fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let arrays: std::collections::HashMap<String, input::json::ArrayKind> =
-        opts.definitions.iter().flat_map(|d| d.requests.kinds()).collect();
+    let arrays = input::json::Keys::of(opts.definitions);
     // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
     let raw: &[u8] = text;
@@ -467,7 +468,7 @@ fn runs_of_docs(
             unknown_only &= matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
             match runs_of_doc(&doc, input, index, opts) {
                 Ok(mut r) => runs.append(&mut r),
-                Err(e) => errors.push(e),
+                Err(mut e) => errors.append(&mut e),
             }
         }
     }
@@ -482,12 +483,14 @@ fn runs_of_docs(
         found += 1;
         sink.run(run)?;
     }
+    if found == 0 && !errors.is_empty() {
+        // Every error in the order of the input: the last one is returned (and printed last).
+        let last = errors.pop().expect("not empty");
+        errors.into_iter().for_each(|e| sink.diagnostic(e));
+        return Err(last);
+    }
     let mut errors = errors.into_iter();
     match (found, errors.next()) {
-        (0, Some(e)) => {
-            errors.for_each(|e| sink.diagnostic(e));
-            Err(e)
-        }
         (0, None) => Err(Error::NoResult { input: input.to_string(), looked_for: json_looked_for(opts.definitions) }),
         (n, first) => {
             first.into_iter().chain(errors).for_each(|e| sink.diagnostic(e));
@@ -502,7 +505,7 @@ fn runs_of_docs(
 fn read_documents<'t>(
     text: &'t [u8],
     shifts: &input::json::Shifts,
-    arrays: &std::collections::HashMap<String, input::json::ArrayKind>,
+    arrays: &input::json::Keys,
     input: &str,
     fast_whole: bool,
 ) -> Vec<Result<Doc<'t>, Error>> {
@@ -552,13 +555,17 @@ fn json_looked_for(defs: &Definitions) -> String {
 }
 
 /// extract -> canonical -> derive -> validate, for one JSON document (a canonical report gives
-/// one run per entry of `runs`).
-fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<Vec<Run>, Error> {
+/// one run per entry of `runs`). A report read back is verified, not trusted ([`check`]): every
+/// shape error of the document is returned at once, in document order.
+fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<Vec<Run>, Vec<Error>> {
     let report_shape = |path: String, message: String| Error::Report { input: input.to_string(), path, message };
+    let shape_errors = |errors: Vec<check::ShapeError>| -> Vec<Error> {
+        errors.into_iter().map(|e| report_shape(e.path.clone(), e.message())).collect()
+    };
     // An llm-d Benchmark Report (src/llmd.rs): its units are in the document, so it is read there.
     let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
     if llmd::is_benchmark_report(&value) {
-        let mut run = llmd::read(&value).map_err(|(path, m)| report_shape(path, m))?;
+        let mut run = llmd::read(&value).map_err(|(path, m)| vec![report_shape(path, m)])?;
         canonical::reopen(&mut run, input, index);
         run.derived = derive::derive(&run);
         validate::validate(&mut run, &opts.policy);
@@ -567,36 +574,59 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
     match detect::classify_doc(doc, opts.definitions) {
         DocKind::CanonicalReport | DocKind::CanonicalRun => {
             let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+            let shape = check::canonical_shape(&value);
+            if !shape.is_empty() {
+                return Err(shape_errors(shape));
+            }
+            // The walk above is the contract; serde's reading stays behind it (one error).
             let runs: Vec<Run> = if doc.get("runs").is_some() {
                 let report: Report = serde_path_to_error::deserialize(value)
-                    .map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?;
+                    .map_err(|e| vec![report_shape(e.path().to_string(), e.inner().to_string())])?;
                 report.runs
             } else {
                 vec![
                     serde_path_to_error::deserialize(value)
-                        .map_err(|e| report_shape(e.path().to_string(), e.inner().to_string()))?,
+                        .map_err(|e| vec![report_shape(e.path().to_string(), e.inner().to_string())])?,
                 ]
             };
             let many = runs.len() > 1 || doc.get("runs").is_some();
-            runs.into_iter()
-                .enumerate()
-                .map(|(i, mut run)| {
-                    let at = if many { format!("runs[{i}].") } else { String::new() };
-                    canonical::check_figure_types(&run)
-                        .map_err(|(path, msg)| report_shape(format!("{at}{path}"), msg))?;
-                    canonical::reopen(&mut run, input, index + i);
-                    run.derived = derive::derive(&run);
-                    validate::validate(&mut run, &opts.policy);
-                    Ok(run)
-                })
-                .collect()
+            let mut out = Vec::with_capacity(runs.len());
+            let mut errors = Vec::new();
+            for (i, mut run) in runs.into_iter().enumerate() {
+                let at = if many { format!("runs[{i}].") } else { String::new() };
+                if let Err((path, msg)) = canonical::check_figure_types(&run) {
+                    errors.push(report_shape(format!("{at}{path}"), msg));
+                    continue;
+                }
+                canonical::reopen(&mut run, input, index + i);
+                // The stated derived figures are kept aside to be checked, never read: the
+                // derivation starts from nothing but the run's own inputs. (A per-request
+                // derivation's summary stays: its E2E mean is the arrays' measured one.)
+                let stated = std::mem::take(&mut run.derived);
+                if stated.tpot_ms.method == Some(report::TpotMethod::PerRequest) {
+                    run.derived.per_request = stated.per_request.clone();
+                }
+                run.derived = derive::derive(&run);
+                let restated = check::restated(&mut run, &stated);
+                validate::validate(&mut run, &opts.policy);
+                check::verify(&mut run, Some(restated), &opts.policy);
+                out.push(run);
+            }
+            if errors.is_empty() { Ok(out) } else { Err(errors) }
         }
         DocKind::Format { definition, variant, ambiguous_with } => {
             if opts.reports_only && definition.format != Format::Report {
-                return Err(Error::NoResult {
+                return Err(vec![Error::NoResult {
                     input: input.to_string(),
                     looked_for: format!("a report, not a {} result file", definition.tool),
-                });
+                }]);
+            }
+            if definition.id == "dstack-preset" {
+                let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+                let shape = check::dstack_shape(&value);
+                if !shape.is_empty() {
+                    return Err(shape_errors(shape));
+                }
             }
             if let Some(key) = &definition.runs_at {
                 // Several runs in one document: each element of the list, with the rest of the
@@ -619,22 +649,34 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
                         context_labels: &[],
                     };
                     let variant = definition.variants.iter().find(|v| v.matches(&ev));
-                    runs.push(run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)?);
+                    runs.push(
+                        run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)
+                            .map_err(|e| vec![e])?,
+                    );
                 }
                 return Ok(runs);
             }
-            Ok(vec![run_of_doc(doc, definition, variant, input, index, opts, &ambiguous_with)?])
+            Ok(vec![run_of_doc(doc, definition, variant, input, index, opts, &ambiguous_with).map_err(|e| vec![e])?])
         }
         DocKind::Unknown => {
+            // dstack's preset benchmark with `metrics` of the wrong type is no longer recognized
+            // by its keys: its shape errors say more than "no known format".
+            if doc.get("metrics").is_some() && doc.get("workload").is_some() && doc.get("tool").is_some() {
+                let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+                let shape = check::dstack_shape(&value);
+                if !shape.is_empty() {
+                    return Err(shape_errors(shape));
+                }
+            }
             let keys: Vec<&str> = doc.fields.iter().map(|(k, _)| k.as_str()).take(8).collect();
-            Err(Error::Parse {
+            Err(vec![Error::Parse {
                 at: Location { input: input.to_string(), line: doc.line, column: None, text: None },
                 message: format!(
                     "a JSON document that is no known result file or report (keys: {}); looked for: {}",
                     keys.join(", "),
                     json_looked_for(opts.definitions)
                 ),
-            })
+            }])
         }
     }
 }
@@ -670,6 +712,10 @@ fn run_of_doc(
     }
     run.derived = derive::derive(&run);
     validate::validate(&mut run, &opts.policy);
+    if definition.format == Format::Report {
+        // A report written by hand: its headline figures against their definitions.
+        check::verify(&mut run, None, &opts.policy);
+    }
     Ok(run)
 }
 

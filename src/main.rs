@@ -22,7 +22,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// own totals.
 ///
 /// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
-/// unreadable as a result, 4 I/O error.
+/// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
+/// requires is missing; the message says how to get it).
 #[derive(Parser, Debug)]
 #[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -141,8 +142,13 @@ enum Fmt {
     Table,
     /// One row per run, stable column names, header once
     Csv,
-    /// dstack's preset `metrics` object (an array for several runs)
+    /// What dstack's preset model accepts: the `benchmark` object when the run states the client's
+    /// version and command, else its `metrics` (an array for several runs); exit 5 for a run that
+    /// lacks a figure dstack requires
     Dstack,
+    /// The `metrics` object of dstack's proposal dstack#4230 (`e2e_ms` added, TPOT derived, null
+    /// for what the run does not give); not what dstack 0.22.5 accepts
+    DstackE2e,
     /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (a rejected run is not
     /// written)
     LlmdBr,
@@ -386,6 +392,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         (_, Fmt::Table) => OutputFormat::Table,
         (_, Fmt::Csv) => OutputFormat::Csv,
         (_, Fmt::Dstack) => OutputFormat::Dstack,
+        (_, Fmt::DstackE2e) => OutputFormat::DstackE2e,
         (_, Fmt::LlmdBr) => OutputFormat::LlmdBr,
     };
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
@@ -788,16 +795,38 @@ impl<W: Write> Output<W> {
                 OutputFormat::Table => self.out.write_all(emit::table(&runs, color_on(self.to_terminal)).as_bytes())?,
                 OutputFormat::Dstack => {
                     let mut all = Vec::new();
-                    for run in &runs {
-                        let (metrics, warnings) = emit::dstack_metrics(run);
+                    // A rejected run (said on stderr, exit 1) is not written: what dstack stores
+                    // must be figures that passed every rule.
+                    for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
+                        match emit::dstack(run) {
+                            Ok(v) => all.push(v),
+                            Err(u) => {
+                                let e = unwritable(run, "dstack's benchmark metrics", &u);
+                                report_error(self.error_format, &e);
+                                self.worst = self.worst.max(e.exit_code());
+                            }
+                        }
+                    }
+                    if !all.is_empty() {
+                        let value = if runs.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
+                        serde_json::to_writer_pretty(&mut self.out, &value)?;
+                        self.out.write_all(b"\n")?;
+                    }
+                }
+                OutputFormat::DstackE2e => {
+                    let mut all = Vec::new();
+                    for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
+                        let (metrics, warnings) = emit::dstack_e2e_metrics(run);
                         for w in warnings {
-                            report_warning(self.error_format, run, &format!("dstack: {w}"));
+                            report_warning(self.error_format, run, &format!("dstack-e2e: {w}"));
                         }
                         all.push(metrics);
                     }
-                    let value = if all.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
-                    serde_json::to_writer_pretty(&mut self.out, &value)?;
-                    self.out.write_all(b"\n")?;
+                    if !all.is_empty() {
+                        let value = if runs.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
+                        serde_json::to_writer_pretty(&mut self.out, &value)?;
+                        self.out.write_all(b"\n")?;
+                    }
                 }
                 OutputFormat::Json
                 | OutputFormat::Jsonl
@@ -814,7 +843,7 @@ impl<W: Write> Sink for Output<W> {
     fn run(&mut self, run: Run) -> Result<(), Error> {
         self.note_verdict(&run);
         let written = match self.format {
-            OutputFormat::Table | OutputFormat::Dstack => {
+            OutputFormat::Table | OutputFormat::Dstack | OutputFormat::DstackE2e => {
                 self.runs.push(run);
                 Ok(())
             }
@@ -860,6 +889,22 @@ fn render_jsonl(run: &Run) -> Option<Vec<u8>> {
     let mut line = Vec::with_capacity(8 * 1024);
     emit::write_jsonl(&mut line, run).ok()?;
     Some(line)
+}
+
+/// The error for a run that an output format cannot hold.
+fn unwritable(run: &Run, format: &str, u: &emit::Unwritable) -> Error {
+    let at = match run.source.first_line {
+        Some(l) => format!("{}:{l}", run.source.input),
+        None => run.source.input.clone(),
+    };
+    Error::Unwritable {
+        at,
+        input: run.source.input.clone(),
+        line: run.source.first_line,
+        run: run.source.block,
+        format: format.to_string(),
+        message: u.message(),
+    }
 }
 
 /// A warning about one run (a figure that cannot be known), on stderr.

@@ -110,6 +110,8 @@ pub struct Requests {
     /// Request latency, when the file has it.
     pub latency_ms: Option<Vec<Option<f64>>>,
     pub output_len: Vec<Option<f64>>,
+    /// Prompt length, when the file has it.
+    pub input_len: Option<Vec<Option<f64>>>,
     /// Number of each request's gaps between chunks (or tokens).
     pub gap_counts: Option<Vec<u32>>,
     /// Sum of each request's gaps, only when there is no latency array (it then gives the E2E

@@ -61,6 +61,7 @@ pub const RULES: &[(&str, Severity)] = &[
     ("itl-is-per-chunk", Severity::Info),
     ("token-count-source", Severity::Warning),
     ("failed-requests", Severity::Warning),
+    ("per-request-consistency", Severity::Error),
 ];
 
 type Outcome = (Status, String);
@@ -74,7 +75,7 @@ pub fn validate(run: &mut Run, policy: &Policy) {
     let t = &policy.tolerances;
     let i = Inputs::of(run);
     let claimed = run.reported.stat("tpot_ms").and_then(Stat::mean).filter(|m| *m > 0.0);
-    let outcomes: [Outcome; 11] = [
+    let outcomes: [Outcome; 12] = [
         complete_block(run),
         decode_capacity(&i, claimed, t),
         decode_within_e2e(&i, claimed, t),
@@ -86,17 +87,34 @@ pub fn validate(run: &mut Run, policy: &Policy) {
         itl_is_per_chunk(run, &i, t),
         token_count_source(run, t),
         failed_requests(&i),
+        per_request_consistency(run),
     ];
     run.checks = RULES
         .iter()
         .zip(outcomes)
         .map(|((id, severity), (status, message))| Check { id: id.to_string(), severity: *severity, status, message })
         .collect();
+    // Only a dstack document has it (listed as skipped on every other run, it would say nothing).
+    if let Some((status, message)) = dstack_model(run) {
+        run.checks.push(Check { id: "dstack-model".into(), severity: Severity::Error, status, message });
+    }
     let rejects = |c: &Check| {
         c.status == Status::Fail
             && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
     };
     run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
+}
+
+/// A dstack document (`check` of a preset report, `trial.json`, `final_report.json`) must be what
+/// dstack's own model accepts: dstack would refuse to store it otherwise (see [`crate::dstack_model`]).
+/// Proof: each violation is a validator of dstack 0.22.5's pydantic model that fails on the
+/// document's own values; no tolerance.
+/// Run on dstack documents only (`None` for other runs).
+fn dstack_model(run: &Run) -> Option<Outcome> {
+    Some(match crate::dstack_model::violations(run)? {
+        v if v.is_empty() => (Status::Pass, "dstack's model accepts the document".into()),
+        v => (Status::Fail, format!("dstack's model would refuse it: {}", v.join("; "))),
+    })
 }
 
 /// A ratio in a message: `5.82x`.
@@ -489,6 +507,12 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
     } else {
         (Status::Pass, msg)
     }
+}
+
+/// The per-request arrays agree with themselves and with the file's summary figures (the rule
+/// and its proof sketch: `derive::requests`).
+fn per_request_consistency(run: &Run) -> Outcome {
+    crate::derive::requests::consistency(run)
 }
 
 fn failed_requests(i: &Inputs) -> Outcome {

@@ -102,6 +102,7 @@ fields! {
     "workload.command"               Text     None     "the benchmark command, as the report states it";
     "workload.api"                   Text     None     "API used (chat_completions, completions)";
     "workload.backend"               Text     None     "client backend (`--backend`)";
+    "workload.endpoint"              Text     None     "API path the client sent requests to (`--endpoint`, e.g. `/v1/completions`)";
     "workload.model"                 Text     None     "model id the client sent";
     "workload.dataset"               Text     None     "dataset name";
     "workload.num_prompts"           Count    Requests "requests the client was asked to send";

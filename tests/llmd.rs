@@ -255,9 +255,9 @@ fn a_checked_hand_written_report_keeps_what_it_states() {
     let report = |tpot: f64| {
         format!(
             r#"{{"tool":"vllm bench serve","tool_version":"0.11.0","command":"vllm bench serve --max-concurrency 4",
-            "workload":{{"num_requests":32,"concurrency":4}},
+            "workload":{{"api":"completions","num_requests":32,"concurrency":4,"input_tokens":512,"output_tokens":512}},
             "metrics":{{"successful_requests":32,"failed_requests":0,"duration_seconds":50.0,"total_input_tokens":16384,
-            "total_output_tokens":16384,"output_tok_per_s":327.68,"per_user_tok_per_s":80,
+            "total_output_tokens":16384,"output_tok_per_s":327.68,"per_user_tok_per_s":81.92,
             "ttft_ms":{{"mean":100,"p50":100,"p99":120}},"tpot_ms":{{"mean":{tpot},"p50":{tpot},"p99":{tpot}}},
             "e2e_ms":{{"mean":6232,"p50":6230,"p99":6300}}}}}}"#
         )

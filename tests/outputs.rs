@@ -82,47 +82,234 @@ fn csv_has_one_header_and_one_row_per_run() {
     assert!((tpot - 20.0).abs() < 0.05);
 }
 
+/// The keys of dstack 0.22.5's `PresetBenchmarkMetrics`, in its order (unknown keys are forbidden).
+const DSTACK_METRICS: [&str; 9] = [
+    "successful_requests",
+    "failed_requests",
+    "duration_seconds",
+    "total_input_tokens",
+    "total_output_tokens",
+    "output_tok_per_s",
+    "per_user_tok_per_s",
+    "ttft_ms",
+    "tpot_ms",
+];
+
+fn truth(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(sample(name)).unwrap()).unwrap()
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs()
+}
+
 #[test]
-fn dstack_metrics_take_tpot_from_the_derivation_and_null_what_is_unknown() {
-    // SGLang 0.5.5.post1: no TPOT row, per-chunk ITL 125.80 ms.
+fn dstack_writes_exactly_dstacks_metrics_with_dstacks_definitions() {
+    // vLLM 0.33 with e2el: TPOT derived from E2E, its percentiles from the tool's TPOT rows (their
+    // mean agrees); the argument dump gives num_prompts, the block the concurrency.
+    let o = run(&["-f", "dstack", &sample("captured/vllm-s2.stdout.txt")]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, DSTACK_METRICS);
+    let t = truth("captured/vllm-s2.truth.json");
+    assert_eq!(m["successful_requests"], t["num_prompts"]);
+    assert_eq!(m["failed_requests"], 0);
+    for k in ["mean", "p50", "p99"] {
+        assert!(m["tpot_ms"][k].is_f64() && m["ttft_ms"][k].is_f64(), "{k}: {m}");
+    }
+    let tpot = m["tpot_ms"]["mean"].as_f64().unwrap();
+    assert!(close(tpot, t["true_tpot_ms"].as_f64().unwrap(), 0.01), "{tpot}");
+    // dstack's definitions: output rate over the duration, per-user rate over the concurrency.
+    let (out, dur) = (m["total_output_tokens"].as_f64().unwrap(), m["duration_seconds"].as_f64().unwrap());
+    assert!(close(m["output_tok_per_s"].as_f64().unwrap(), out / dur, 1e-5));
+    let per_user = m["output_tok_per_s"].as_f64().unwrap() / t["concurrency"].as_f64().unwrap();
+    assert!(close(m["per_user_tok_per_s"].as_f64().unwrap(), per_user, 1e-5), "{m}");
+}
+
+#[test]
+fn dstack_takes_tpot_percentiles_from_the_per_request_arrays() {
+    // SGLang 0.5.5.post1 prints no TPOT row; its --output-details file gives every figure.
+    let o = run(&["-f", "dstack", &sample("versions/sglang0.5.5.post1-oai-s2.result.jsonl")]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = truth("versions/sglang0.5.5.post1-oai-s2.truth.json");
+    let tpot = &m["tpot_ms"];
+    assert!(close(tpot["mean"].as_f64().unwrap(), t["true_tpot_ms"].as_f64().unwrap(), 0.01), "{tpot}: never the ITL");
+    let (p50, p99) = (tpot["p50"].as_f64().unwrap(), tpot["p99"].as_f64().unwrap());
+    assert!(p50 <= p99 && close(p50, tpot["mean"].as_f64().unwrap(), 0.01), "{tpot}");
+    assert_eq!(m["failed_requests"], 0, "counted in the per-request errors");
+}
+
+#[test]
+fn dstack_refuses_a_run_without_tpot_percentiles_and_says_how_to_get_them() {
+    // The same run's stdout: TPOT 12.8 derived from E2E, and no TPOT row to take percentiles
+    // from. Nothing is written (dstack requires numbers), exit 5, the message names the figures
+    // and the flags.
     let o = run(&["-f", "dstack", &sample("versions/sglang0.5.5.post1-oai-s2.stdout.txt")]);
+    assert_eq!(o.status.code(), Some(5));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("run 1: cannot be written as dstack's benchmark metrics"), "{err}");
+    assert!(err.contains("tpot_ms.p50, tpot_ms.p99: TPOT 12.8 ms is derived from E2E latency as a mean only"), "{err}");
+    assert!(err.contains("--output-file FILE --output-details") && err.contains("bench-normalize run --"), "{err}");
+    // As JSON for an agent.
+    let o = run(&["-f", "dstack", "--error-format", "json", &sample("versions/sglang0.5.5.post1-oai-s2.stdout.txt")]);
+    let e: Value = serde_json::from_str(String::from_utf8(o.stderr).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!((e["code"].as_str(), e["exit_code"].as_i64()), (Some("unwritable"), Some(5)));
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("run 1: cannot be written as dstack's benchmark metrics: tpot_ms.p50")
+    );
+}
+
+#[test]
+fn dstack_never_puts_percentiles_of_another_source_beside_the_derived_mean() {
+    // A published SGLang block: the tool's TPOT rows (request-weighted mean 34.38 ms, varying
+    // output lengths) disagree with the E2E-derived 33.04 ms: their median and p99 are not
+    // written beside it.
+    let o = run(&["-f", "dstack", &sample("public/075-sglang.txt")]);
+    assert_eq!(o.status.code(), Some(5));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("the tool's TPOT rows (mean 34.38 ms) disagree with the derived TPOT 33.04 ms"), "{err}");
+    // The proposal format writes the derived mean and leaves the percentiles null.
+    let o = run(&["-f", "dstack-e2e", &sample("public/075-sglang.txt")]);
+    assert_eq!(o.status.code(), Some(0));
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // (E2E - TTFT) / (N / R - 1), from the block's rows.
+    let derived = (17465.62 - 173.40) / (52444.0 / 100.0 - 1.0);
+    assert!(close(m["tpot_ms"]["mean"].as_f64().unwrap(), derived, 1e-5), "{m}");
+    assert_eq!((m["tpot_ms"]["p50"].clone(), m["tpot_ms"]["p99"].clone()), (Value::Null, Value::Null));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("tpot_ms.p50 and p99 are null: the tool's TPOT rows"));
+}
+
+#[test]
+fn dstack_refuses_what_dstacks_model_rejects() {
+    // 2 failed requests (dstack: failed_requests must be 0); no concurrency cap (dstack's
+    // per-user rate is output_tok_per_s / workload.concurrency).
+    let o = run(&["-f", "dstack", &sample("public/050-vllm.txt")]);
+    assert_eq!(o.status.code(), Some(5));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("failed_requests: 2 requests failed"), "{err}");
+    assert!(err.contains("workload.concurrency: the client's concurrency cap is not in the run"), "{err}");
+    // 64 of the 1000 prompts asked for (the argument dump's num_prompts) succeeded.
+    let o = run(&["-f", "dstack", &sample("rendered/sglang-0.5.23-goodput-cache.txt")]);
+    assert_eq!(o.status.code(), Some(5));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("successful_requests: 64 of the 1000 requests asked for (num_prompts) succeeded"), "{err}");
+}
+
+#[test]
+fn dstack_writes_no_object_for_a_rejected_run() {
+    let o = run(&["-f", "dstack", &sample("public/078-vllm.txt")]);
+    assert_eq!(o.status.code(), Some(1), "078 is a cut-off block: rejected");
+    assert!(o.stdout.is_empty());
+    // Several runs: an array of those that can be written, the others said on stderr.
+    let o = run(&["-f", "dstack", &sample("captured/vllm-s4.stdout.txt"), &sample("public/078-vllm.txt")]);
+    assert_eq!(o.status.code(), Some(1));
+    let all: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let per_user: Vec<f64> =
+        all.as_array().unwrap().iter().map(|m| m["per_user_tok_per_s"].as_f64().unwrap()).collect();
+    let out: Vec<f64> = all.as_array().unwrap().iter().map(|m| m["output_tok_per_s"].as_f64().unwrap()).collect();
+    assert_eq!(per_user.len(), 4);
+    for ((p, o), c) in per_user.iter().zip(&out).zip([1.0, 2.0, 4.0, 8.0]) {
+        assert!(close(*p, o / c, 1e-5), "{p} {o} {c}");
+    }
+}
+
+#[test]
+fn dstack_writes_the_whole_benchmark_when_the_run_states_version_and_command() {
+    // A trial.json read back: it states tool, version and command, so the output is dstack's
+    // whole `benchmark` object, the document's own.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dstack/documents/trial.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let o = run(&["-f", "dstack", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let back: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(back, doc["benchmark"]);
+    // An empty version: dstack's model refuses the document (`dstack-model`), so nothing is written.
+    let mut no_version = doc.clone();
+    no_version["benchmark"]["tool_version"] = json!(" ");
+    let tmp = std::env::temp_dir().join(format!("bn-trial-{}.json", std::process::id()));
+    std::fs::write(&tmp, no_version.to_string()).unwrap();
+    let o = run(&["-f", "dstack", tmp.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&tmp);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("benchmark.tool_version: dstack needs a non-empty string"));
+}
+
+/// What `run` mode will state about a run (the client's command line and version), put on a run
+/// read from a captured log: the whole benchmark object, the workload from the argument dump.
+#[test]
+fn dstack_benchmark_workload_comes_from_the_run_with_dstacks_definitions() {
+    use bench_normalize::report::Figure;
+    let stated = |name: &str| {
+        let log = std::fs::read_to_string(sample(&format!("captured/{name}.stdout.txt"))).unwrap();
+        let t = truth(&format!("captured/{name}.truth.json"));
+        let mut run = bench_normalize::normalize_str(&log, name).unwrap().remove(0);
+        for (path, v) in [
+            ("benchmark_tool", t["client"].as_str().unwrap()),
+            ("benchmark_tool_version", t["client_version"].as_str().unwrap()),
+            ("command", t["client_command"].as_str().unwrap()),
+        ] {
+            run.workload.set(path, &format!("workload.{path}"), Figure::Text(v.into()));
+        }
+        (run, t)
+    };
+    for (name, api) in
+        [("sglang-oai-chat-s2", "chat_completions"), ("vllm-chat-s2", "chat_completions"), ("vllm-s2", "completions")]
+    {
+        let (run, t) = stated(name);
+        let b = bench_normalize::emit::dstack(&run).unwrap_or_else(|u| panic!("{name}: {}", u.message()));
+        let keys: Vec<&str> = b.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["tool", "tool_version", "command", "workload", "metrics"], "{name}");
+        assert_eq!(b["tool_version"], t["client_version"]);
+        let w = &b["workload"];
+        assert_eq!(w["api"], api, "{name}");
+        // dstack: the measured means per request, the concurrency and the requests asked for.
+        for (k, truth_key) in [
+            ("num_requests", "num_prompts"),
+            ("input_tokens", "input_len"),
+            ("output_tokens", "output_len"),
+            ("concurrency", "concurrency"),
+        ] {
+            assert_eq!(w[k], t[truth_key], "{name}: workload.{k}");
+        }
+        assert!(w.get("dataset").is_none(), "{name}: the random dataset is synthetic: no dataset");
+        assert_eq!(b["metrics"]["successful_requests"], w["num_requests"]);
+    }
+    // SGLang's native backend posts to /generate: neither of dstack's two APIs.
+    let (run, _) = stated("sglang-s2");
+    let u = bench_normalize::emit::dstack(&run).unwrap_err();
+    assert!(
+        u.message().contains(
+            "workload.api: dstack knows chat_completions and completions, and this run's backend 'sglang' is neither"
+        ),
+        "{}",
+        u.message()
+    );
+}
+
+#[test]
+fn dstack_e2e_is_the_proposal_with_e2e_ms() {
+    let o = run(&["-f", "dstack-e2e", &sample("versions/sglang0.5.5.post1-oai-s2.stdout.txt")]);
     assert_eq!(o.status.code(), Some(0));
     let m: Value = serde_json::from_slice(&o.stdout).unwrap();
     let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "successful_requests",
-            "failed_requests",
-            "duration_seconds",
-            "total_input_tokens",
-            "total_output_tokens",
-            "output_tok_per_s",
-            "per_user_tok_per_s",
-            "ttft_ms",
-            "tpot_ms",
-            "e2e_ms"
-        ]
-    );
+    assert_eq!(keys[..9], DSTACK_METRICS);
+    assert_eq!(keys[9], "e2e_ms");
     let tpot = m["tpot_ms"]["mean"].as_f64().unwrap();
-    assert!((tpot - 12.8).abs() < 0.01, "{tpot}: never the ITL");
-    assert!((m["per_user_tok_per_s"].as_f64().unwrap() - 1000.0 / tpot).abs() < 0.01);
-    // The tool printed no TPOT percentiles and no failure count: null, with a warning each.
-    assert_eq!((m["tpot_ms"]["p50"].clone(), m["failed_requests"].clone()), (Value::Null, Value::Null));
+    assert!(close(tpot, 12.8, 0.01), "{tpot}: never the ITL");
+    assert!(close(m["per_user_tok_per_s"].as_f64().unwrap(), 1000.0 / tpot, 1e-4));
+    assert_eq!(m["e2e_ms"]["mean"], 6682.48);
+    assert_eq!(m["tpot_ms"]["p50"], Value::Null);
     let err = String::from_utf8(o.stderr).unwrap();
-    assert!(err.contains("tpot_ms.p50 is null") && err.contains("failed_requests is null"), "{err}");
-    // Pasted into a preset report as is, it passes `check`.
-    let report = json!({
-        "tool": "python -m sglang.bench_serving", "tool_version": "0.5.5.post1", "command": "…",
-        "workload": { "num_requests": 16, "concurrency": 4 },
-        "metrics": m
-    });
-    let dir = std::env::temp_dir().join(format!("bn-dstack-{}.json", std::process::id()));
-    std::fs::write(&dir, report.to_string()).unwrap();
-    let o = run(&["check", dir.to_str().unwrap()]);
-    let _ = std::fs::remove_file(&dir);
-    // A null figure (here failed_requests) is allowed by the shape: unknown, not zero.
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(err.contains("dstack-e2e: tpot_ms.p50 is null"), "{err}");
 }
 
 #[test]

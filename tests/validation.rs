@@ -48,7 +48,8 @@ fn decode_capacity() {
     let (s, m) = rule("decode-capacity", no_cap);
     assert_eq!(s, Status::Pass, "{m}");
     assert!(m.contains("32 requests (no concurrency cap) x 96.28 s"), "{m}");
-    let (s, _) = rule("decode-capacity", motivating(json!({}), None));
+    // No TPOT (null: absent; `{}` is a shape error, see tests/check.rs).
+    let (s, _) = rule("decode-capacity", motivating(Value::Null, None));
     assert_eq!(s, Status::Skipped);
     let mut no_duration = motivating(json!({ "mean": 137.18 }), None);
     no_duration["totals"]["duration_s"] = Value::Null;
@@ -255,7 +256,7 @@ fn dstack(tpot: Value, e2e: Option<Value>) -> Value {
     let mut metrics = json!({
         "successful_requests": 32, "failed_requests": 0, "duration_seconds": 96.28,
         "total_input_tokens": 4194304, "total_output_tokens": 16384,
-        "output_tok_per_s": 170.17, "per_user_tok_per_s": 7.29,
+        "output_tok_per_s": 170.17, "per_user_tok_per_s": 42.54,
         "ttft_ms": { "mean": 210.0, "p50": 205.3, "p99": 260.8 },
         "tpot_ms": tpot
     });
@@ -314,32 +315,34 @@ fn with_a_consistent_e2e_it_is_rejected_by_decode_within_e2e_too() {
 fn the_same_report_with_the_true_tpot_is_accepted() {
     let run = check(&dstack(json!({ "mean": 12.8, "p50": 12.8, "p99": 12.9 }), None)).unwrap();
     assert_eq!(run.verdict, Verdict::Accepted);
-    let run = check(&dstack(Value::Null, None)).unwrap();
-    assert_eq!(run.verdict, Verdict::Accepted);
-    assert!(run.derived.tpot_ms.mean.is_none());
+    // dstack's model requires tpot_ms: null is a shape error, not "TPOT unknown".
+    let e = check(&dstack(Value::Null, None)).unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+    assert!(e.to_string().contains("metrics.tpot_ms: expected dstack's PresetBenchmarkLatency"), "{e}");
 }
 
 #[test]
 fn report_shape_errors_name_the_json_path() {
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
+    let tpot = || json!({ "mean": 12.8, "p50": 12.8, "p99": 12.9 });
+    let mut r = dstack(tpot(), None);
     r["metrics"]["duration_seconds"] = json!("96.28");
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.duration_seconds: expected a number, got the string \"96.28\"");
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
+    assert_eq!(e, "report.json: metrics.duration_seconds: expected a number > 0, found the string \"96.28\"");
+    let mut r = dstack(tpot(), None);
     r["metrics"].as_object_mut().unwrap().remove("total_output_tokens");
     let e = check(&r).unwrap_err().to_string();
     assert_eq!(
         e,
-        "report.json: metrics.total_output_tokens: missing: a required field of the dstack preset report shape"
+        "report.json: metrics.total_output_tokens: expected a whole number >= 0 (required), found nothing: the key is missing"
     );
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
+    let mut r = dstack(tpot(), None);
     r["metrics"]["successful_requests"] = json!(31.5);
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.successful_requests: expected a whole number, got 31.5");
-    let mut r = dstack(json!({ "mean": 12.8 }), None);
-    r["metrics"]["tpot_ms"] = json!({ "mean": "fast" });
+    assert_eq!(e, "report.json: metrics.successful_requests: expected a whole number >= 0, found the number 31.5");
+    let mut r = dstack(tpot(), None);
+    r["metrics"]["tpot_ms"]["mean"] = json!("fast");
     let e = check(&r).unwrap_err().to_string();
-    assert_eq!(e, "report.json: metrics.tpot_ms.mean: expected a number, got the string \"fast\"");
+    assert_eq!(e, "report.json: metrics.tpot_ms.mean: expected a number >= 0, found the string \"fast\"");
     assert_eq!(check(&r).unwrap_err().exit_code(), bench_normalize::ExitCode::NoResult);
 }
 
@@ -365,12 +368,13 @@ fn canonical_reports_are_checked_too() {
     // Wrong types name the path.
     let bad = json!({ "runs": [ { "totals": { "output_tokens": "many" } } ], "schema_version": 1 });
     let e = check(&bad).unwrap_err().to_string();
-    assert_eq!(e, "report.json: runs[0].totals.output_tokens: expected a whole number, got a string");
+    assert_eq!(e, "report.json: runs[0].totals.output_tokens: expected a whole number >= 0, found the string \"many\"");
     let bad = json!({ "totals": { "duration_s": 1.0 }, "reported": { "ttft_ms": { "average": 3.0, "worst": 9.0 } } });
     let e = check(&bad).unwrap_err().to_string();
+    // Every unknown key is an error (the last one is returned, the others go to diagnostics).
     assert_eq!(
         e,
-        "report.json: reported.ttft_ms: expected statistics (mean, min, p50, p90, p99, max, std), got keys average, worst"
+        "report.json: reported.ttft_ms.worst: expected a statistic's name (mean, min, p50, p90, p99, p99.9, max, std), found an unknown key"
     );
 }
 
@@ -427,4 +431,65 @@ fn a_capture_with_itl_copied_into_the_tpot_rows_is_rejected() {
         // The unforged capture is accepted.
         assert_eq!(normalize_str(&log, file).unwrap()[0].verdict, Verdict::Accepted, "{file}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// dstack's own documents: `trial.json`, `final_report.json` (tests/dstack/documents)
+
+fn document(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dstack/documents").join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn check_of<'r>(run: &'r Run, id: &str) -> &'r bench_normalize::report::Check {
+    run.checks.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no {id} check"))
+}
+
+#[test]
+fn check_reads_dstacks_trial_and_final_report_documents() {
+    for (name, variant) in [("trial.json", "trial"), ("final_report.json", "final-report")] {
+        let run = check(&document(name)).unwrap();
+        assert_eq!(run.source.parser, "dstack-agent-document", "{name}");
+        assert_eq!(run.source.variant.as_deref(), Some(variant), "{name}");
+        assert_eq!(run.verdict, Verdict::Accepted, "{name}: {:?}", failed(&run));
+        assert_eq!(check_of(&run, "dstack-model").status, Status::Pass, "{name}");
+        // Its figures are read as the preset shape's: the claimed TPOT, the workload.
+        assert_eq!(run.derived.tpot_ms.method, Some(TpotMethod::Claimed));
+        assert_eq!(run.workload.number("num_prompts"), Some(16.0));
+        assert_eq!(run.workload.number("max_concurrency"), Some(4.0));
+    }
+}
+
+#[test]
+fn dstacks_model_rules_reject_what_dstack_would_refuse_to_store() {
+    let mut doc = document("trial.json");
+    doc["benchmark"]["metrics"]["failed_requests"] = json!(1);
+    doc["benchmark"]["metrics"]["tpot_ms"]["p99"] = Value::Null;
+    doc["benchmark"]["metrics"]["e2e_ms"] = json!({ "mean": 6682.0, "p50": 6682.0, "p99": 6690.0 });
+    let run = check(&doc).unwrap();
+    assert_eq!(run.verdict, Verdict::Rejected);
+    assert!(failed(&run).contains(&"dstack-model"), "{:?}", failed(&run));
+    let m = &check_of(&run, "dstack-model").message;
+    for part in [
+        "benchmark.metrics.e2e_ms: dstack does not know this key",
+        "benchmark.metrics.tpot_ms.p99: dstack needs a value, got null",
+        "benchmark.metrics.failed_requests: 1: dstack's model refuses a benchmark with failed requests",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    // The bare preset shape keeps the proposal's e2e_ms (dstack#4230); a null TPOT is a shape error
+    // there, as dstack's model requires the figure.
+    let e2e = json!({ "mean": 6750.8, "p50": 6748.0, "p99": 6790.2 });
+    let tpot = json!({ "mean": 12.8, "p50": 12.8, "p99": 12.9 });
+    let run = check(&dstack(tpot, Some(e2e.clone()))).unwrap();
+    assert_eq!(check_of(&run, "dstack-model").status, Status::Pass, "{}", check_of(&run, "dstack-model").message);
+    assert_eq!(check(&dstack(Value::Null, Some(e2e))).unwrap_err().exit_code(), bench_normalize::ExitCode::NoResult);
+    // A failed trial records no benchmark: nothing to check.
+    let mut failed_trial = document("trial.json");
+    failed_trial["benchmark"] = Value::Null;
+    failed_trial["failed"] = json!(true);
+    assert_eq!(check(&failed_trial).unwrap_err().exit_code(), bench_normalize::ExitCode::NoResult);
+    // Runs read from a tool's output have no dstack-model check.
+    let log = std::fs::read_to_string(common::samples_dir().join("captured/vllm-s2.stdout.txt")).unwrap();
+    assert!(normalize_str(&log, "log").unwrap()[0].checks.iter().all(|c| c.id != "dstack-model"));
 }

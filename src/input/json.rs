@@ -14,14 +14,16 @@
 //! A well-formed document is first tried on a fast path ([`read_doc_fast`]) that counts the gap
 //! lists instead of parsing them and skips the generated texts with memchr.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 mod fast;
+mod keep;
+pub mod units;
 pub use fast::read_doc as read_doc_fast;
+pub use keep::Keys;
 
 /// What [`sanitize`] did: where it widened a line, and how many literals it quoted.
 #[derive(Debug, Default, Clone)]
@@ -318,9 +320,10 @@ impl<'t> Doc<'t> {
     }
 }
 
-/// Reads a [`Doc`], keeping the keys in `arrays` compact.
+/// Reads a [`Doc`], keeping the keys in `arrays` compact, and building only the values a
+/// definition reaches (others are skimmed: see [`Keys`]).
 pub struct DocSeed<'a> {
-    pub arrays: &'a HashMap<String, ArrayKind>,
+    pub arrays: &'a Keys,
     pub line: usize,
 }
 
@@ -332,7 +335,7 @@ impl<'de> DeserializeSeed<'de> for DocSeed<'_> {
 }
 
 struct DocVisitor<'a> {
-    arrays: &'a HashMap<String, ArrayKind>,
+    arrays: &'a Keys,
     line: usize,
 }
 
@@ -354,7 +357,10 @@ impl<'de> Visitor<'de> for DocVisitor<'_> {
                     }
                 }
                 None => {
-                    let v: Value = map.next_value()?;
+                    let v = match keep::top_seed(self.arrays, &key) {
+                        Some(seed) => map.next_value_seed(seed)?,
+                        None => map.next_value_seed(keep::Skimmed)?,
+                    };
                     doc.fields.push((key, v));
                 }
             }
@@ -429,8 +435,9 @@ impl<'de> de::Deserialize<'de> for GapSum {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<GapSum, A::Error> {
                 let (mut sum, mut n) = (0.0, 0u32);
+                // A gap that is no number makes the sum none either (NaN): it is not a time.
                 while let Some(LooseNumber(x)) = seq.next_element()? {
-                    sum += x.unwrap_or(0.0);
+                    sum += x.unwrap_or(f64::NAN);
                     n += 1;
                 }
                 Ok(GapSum(sum, n))
@@ -496,6 +503,7 @@ impl<'de> Visitor<'de> for ArrayVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     fn sanitized(s: &str) -> String {
         let mut b = s.as_bytes().to_vec();
@@ -545,13 +553,13 @@ mod tests {
     }
 
     /// The per-request arrays of a vLLM detailed result, by how each is kept.
-    fn vllm_arrays() -> HashMap<String, ArrayKind> {
-        [
+    fn vllm_arrays() -> Keys {
+        HashMap::from([
             ("ttfts".to_string(), ArrayKind::Numbers),
             ("itls".to_string(), ArrayKind::Gaps),
             ("errors".to_string(), ArrayKind::Errors),
             ("generated_texts".to_string(), ArrayKind::Counted),
-        ]
+        ])
         .into()
     }
 

@@ -20,12 +20,10 @@
 use serde::de::DeserializeSeed;
 use serde_json::Value;
 
-use std::collections::HashMap;
-
-use super::{Array, ArrayKind, ArraySeed, Doc, GapSums};
+use super::{Array, ArrayKind, ArraySeed, Doc, GapSums, Keys, keep};
 
 /// Read one document that spans all of `text` (white space around it aside), or give up.
-pub fn read_doc<'t>(text: &'t [u8], arrays: &HashMap<String, ArrayKind>, line: usize) -> Option<Doc<'t>> {
+pub fn read_doc<'t>(text: &'t [u8], arrays: &Keys, line: usize) -> Option<Doc<'t>> {
     let mut p = Parser { b: text, i: 0 };
     let mut doc = Doc { line, ..Default::default() };
     p.ws();
@@ -59,7 +57,11 @@ pub fn read_doc<'t>(text: &'t [u8], arrays: &HashMap<String, ArrayKind>, line: u
                 }
                 None => {
                     p.skip_value(0)?;
-                    let value: Value = serde_json::from_slice(&text[start..p.i]).ok()?;
+                    let slice = &text[start..p.i];
+                    let value: Value = match keep::top_seed(arrays, key) {
+                        Some(seed) => serde_slice(slice, seed)?,
+                        None => serde_slice(slice, keep::Skimmed)?,
+                    };
                     doc.fields.push((key.to_string(), value));
                 }
             }
