@@ -364,3 +364,87 @@ fn a_benchmark_report_with_a_per_chunk_itl_as_tpot_is_rejected() {
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("time_per_output_token.units"));
 }
+
+mod properties {
+    use super::*;
+    use bench_normalize::report::Verdict;
+    use proptest::prelude::*;
+
+    /// The Benchmark Reports of the captured samples that carry what TPOT derives from.
+    fn derivable() -> Vec<Value> {
+        let mut v = Vec::new();
+        for path in spec_samples() {
+            for run in common::normalize_file(&path).unwrap() {
+                let (doc, _) = bench_normalize::llmd::report(&run);
+                if !aggregate(&doc)["requests"].is_null() {
+                    v.push(doc);
+                }
+            }
+        }
+        assert!(v.len() >= 4);
+        v
+    }
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e9f64..1e9).prop_map(Value::from),
+            "[a-z/]{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("units".to_string()),
+                        Just("mean".to_string()),
+                        Just("p99p9".to_string()),
+                        Just("total".to_string()),
+                        Just("failures".to_string()),
+                        "[a-z_]{1,8}"
+                    ],
+                    inner,
+                    0..5
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any value at any of the places the reader looks: an error naming a path or a run,
+        /// never a panic.
+        #[test]
+        fn reading_any_report_never_panics(
+            at in prop::sample::select(vec!["requests", "latency", "throughput"]),
+            v in arb_json(),
+        ) {
+            let doc = serde_json::json!({"version": "0.2", "run": {"uid": "x"},
+                "results": {"request_performance": {"aggregate": {at: v}}}});
+            let _ = bench_normalize::llmd::read(&doc);
+            let _ = bench_normalize::normalize_str(&doc.to_string(), "prop.json");
+        }
+
+        /// A claimed TPOT 3x or more the one the report's own E2E, TTFT and output length give (a
+        /// per-chunk ITL put in time_per_output_token) is never accepted, in ms or in s.
+        #[test]
+        fn an_inflated_tpot_is_never_accepted(k in 3.0f64..20.0, i in 0usize..4, seconds in any::<bool>()) {
+            let docs = derivable();
+            let mut doc = docs[i % docs.len()].clone();
+            let lat = &mut doc["results"]["request_performance"]["aggregate"]["latency"];
+            let tpot = lat["time_per_output_token"]["mean"].as_f64().unwrap() * k;
+            lat["time_per_output_token"] = if seconds {
+                serde_json::json!({"units": "s/token", "mean": tpot / 1000.0})
+            } else {
+                serde_json::json!({"units": "ms/token", "mean": tpot})
+            };
+            let runs = bench_normalize::normalize_str(&doc.to_string(), "prop.json").unwrap();
+            prop_assert_eq!(runs.len(), 1);
+            prop_assert_eq!(runs[0].verdict, Verdict::Rejected, "TPOT x{} accepted", k);
+        }
+    }
+}
