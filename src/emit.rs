@@ -24,6 +24,8 @@ pub enum OutputFormat {
     Dstack,
     /// The metrics object of dstack's proposal dstack#4230 (`e2e_ms`, TPOT derived).
     DstackE2e,
+    /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (see [`crate::llmd`]).
+    LlmdBr,
     /// The derivation of each run written out.
     Explain,
 }
@@ -31,7 +33,7 @@ pub enum OutputFormat {
 impl OutputFormat {
     /// Formats that print each run as soon as it is complete.
     pub fn streams(self) -> bool {
-        matches!(self, OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::Explain)
+        matches!(self, OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::LlmdBr | OutputFormat::Explain)
     }
 }
 

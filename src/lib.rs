@@ -42,6 +42,7 @@ pub mod error;
 pub mod extract;
 pub mod input;
 pub mod lex;
+pub mod llmd;
 pub mod report;
 pub mod schema;
 pub mod validate;
@@ -561,6 +562,15 @@ fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<V
     let shape_errors = |errors: Vec<check::ShapeError>| -> Vec<Error> {
         errors.into_iter().map(|e| report_shape(e.path.clone(), e.message())).collect()
     };
+    // An llm-d Benchmark Report (src/llmd.rs): its units are in the document, so it is read there.
+    let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+    if llmd::is_benchmark_report(&value) {
+        let mut run = llmd::read(&value).map_err(|(path, m)| vec![report_shape(path, m)])?;
+        canonical::reopen(&mut run, input, index);
+        run.derived = derive::derive(&run);
+        validate::validate(&mut run, &opts.policy);
+        return Ok(vec![run]);
+    }
     match detect::classify_doc(doc, opts.definitions) {
         DocKind::CanonicalReport | DocKind::CanonicalRun => {
             let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());

@@ -149,6 +149,9 @@ enum Fmt {
     /// The `metrics` object of dstack's proposal dstack#4230 (`e2e_ms` added, TPOT derived, null
     /// for what the run does not give); not what dstack 0.22.5 accepts
     DstackE2e,
+    /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (a rejected run is not
+    /// written)
+    LlmdBr,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,6 +393,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         (_, Fmt::Csv) => OutputFormat::Csv,
         (_, Fmt::Dstack) => OutputFormat::Dstack,
         (_, Fmt::DstackE2e) => OutputFormat::DstackE2e,
+        (_, Fmt::LlmdBr) => OutputFormat::LlmdBr,
     };
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
@@ -832,7 +836,11 @@ impl<W: Write> Output<W> {
                         self.out.write_all(b"\n")?;
                     }
                 }
-                OutputFormat::Json | OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::Explain => {}
+                OutputFormat::Json
+                | OutputFormat::Jsonl
+                | OutputFormat::Csv
+                | OutputFormat::LlmdBr
+                | OutputFormat::Explain => {}
             }
         }
         self.out.flush()
@@ -851,6 +859,12 @@ impl<W: Write> Sink for Output<W> {
             OutputFormat::Jsonl => emit::write_jsonl(&mut self.out, &run),
             OutputFormat::Csv => self.csv.write(&mut self.out, &run),
             OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
+            // What llm-d stores must pass every rule: a rejected run is said so, not written.
+            OutputFormat::LlmdBr if run.verdict == Verdict::Rejected => {
+                report_warning(self.error_format, &run, "llmd-br: not written: the run was rejected by a rule");
+                Ok(())
+            }
+            OutputFormat::LlmdBr => bench_normalize::llmd::write_line(&mut self.out, &run),
         };
         self.written(written)
     }
