@@ -859,9 +859,14 @@ impl<W: Write> Sink for Output<W> {
             OutputFormat::Jsonl => emit::write_jsonl(&mut self.out, &run),
             OutputFormat::Csv => self.csv.write(&mut self.out, &run),
             OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
-            // What llm-d stores must pass every rule: a rejected run is said so, not written.
-            OutputFormat::LlmdBr if run.verdict == Verdict::Rejected => {
-                report_warning(self.error_format, &run, "llmd-br: not written: the run was rejected by a rule");
+            // What llm-d stores must pass every rule: a rejected or unusable run is said so (its
+            // own diagnostic names why), not written.
+            OutputFormat::LlmdBr if run.verdict != Verdict::Accepted => {
+                report_warning(
+                    self.error_format,
+                    &run,
+                    &format!("llmd-br: not written: the run is {}", run.verdict.as_str()),
+                );
                 Ok(())
             }
             OutputFormat::LlmdBr => bench_normalize::llmd::write_line(&mut self.out, &run),

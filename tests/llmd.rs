@@ -201,7 +201,16 @@ fn a_rejected_run_is_not_written() {
     let (docs, o) = reports(&sample("public/044-guidellm.txt"));
     assert_eq!(o.status.code(), Some(1));
     assert!(docs.is_empty());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("llmd-br: not written: the run was rejected"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("llmd-br: not written: the run is rejected"));
+}
+
+/// A run with nothing usable is not written either; the others of the input are; exit 3.
+#[test]
+fn an_unusable_run_is_not_written() {
+    let (docs, o) = reports(&sample("noisy/cut-off-then-next-run.txt"));
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(docs.len(), 1, "the second, complete run only");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("llmd-br: not written: the run is unusable"));
 }
 
 /// Several runs: one document a line, each its own uid, the same uid for the same run.

@@ -79,11 +79,12 @@ def check_one(exe, path):
         # Runs that could be written still are, and must validate.
         if not p.stdout.strip():
             return "unwritable", unwritable[0]["message"]
-    elif code == 3:
-        if p.stdout.strip():
-            return "fail", "exit 3 with output"
+    elif code == 3 and not p.stdout.strip():
         return "nothing", p.stderr.strip()[:200]
-    elif code not in (0, 1):
+    elif code == 3 and "unusable" not in p.stderr:
+        return "fail", "exit 3 with output"
+    # exit 3 with output: a run had nothing usable (not written, said on stderr), others were.
+    elif code not in (0, 1, 3):
         return "fail", f"exit {code}: {p.stderr[:300]}"
     elif code == 1 and not p.stdout.strip():
         if "rejected" not in p.stderr:

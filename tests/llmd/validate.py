@@ -20,7 +20,8 @@ run with `--format llmd-br` and with `--format json` (the canonical report, to c
   - `normalized_time_per_output_token` is the canonical `reported.latency_per_output_token_ms`;
   - `output_token_rate` / `request_rate` are `derived.output_tok_per_s` / `request_per_s`;
   - `requests.failures`, when written, is `totals.failed_requests` when the run printed it.
-* exit 3: no run in the input: nothing on stdout.
+* exit 3: no run in the input: nothing on stdout; or a run with nothing usable (verdict
+  `unusable`, not written, said on stderr) beside runs that are written.
 
 Prints a summary and exits 1 when any input fails (all listed).
 """
@@ -101,16 +102,19 @@ def meanings(doc, run):
 def check_one(exe, path):
     p = subprocess.run([exe, "--format", "llmd-br", path], capture_output=True, text=True)
     code = p.returncode
-    if code == 3:
+    if code == 3 and "unusable" not in p.stderr:
         return ("fail", "exit 3 with output") if p.stdout.strip() else ("nothing", p.stderr.strip()[:200])
-    if code not in (0, 1):
+    if code == 3 and not p.stdout.strip():
+        return "nothing", p.stderr.strip()[:200]
+    # exit 3 with output: a run had nothing usable (not written, said on stderr), others were.
+    if code not in (0, 1, 3):
         return "fail", f"exit {code}: {p.stderr[:300]}"
     canon = subprocess.run([exe, "--format", "json", path], capture_output=True, text=True)
     runs = [r for r in json.loads(canon.stdout)["runs"] if r["verdict"] == "accepted"]
     lines = p.stdout.splitlines()
     if len(lines) != len(runs):
         return "fail", f"{len(lines)} documents for {len(runs)} accepted runs"
-    if code == 1 and "llmd-br: not written" not in p.stderr:
+    if code in (1, 3) and "llmd-br: not written" not in p.stderr:
         return "fail", "exit 1 without saying the rejected run was not written"
     for i, (line, run) in enumerate(zip(lines, runs), 1):
         try:
