@@ -234,7 +234,7 @@ impl<'d> Scanner<'d> {
         if self.in_block() {
             return Some(0);
         }
-        let literal = self.literals.any.find(hay).map(|m| m.start());
+        let literal = self.literals.any.find(hay);
         let before = &hay[..literal.unwrap_or(hay.len())];
         // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
         let opens_line = |i: usize| {
@@ -630,8 +630,8 @@ impl<'d> Scanner<'d> {
         let mut hits = Vec::new();
         // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
         let mut asked: Option<(&str, Option<usize>)> = None;
-        for (d, literal) in self.text_defs.iter().zip(&self.literals.banner) {
-            if !text.contains(literal.as_str()) {
+        for (d, needles) in self.text_defs.iter().zip(&self.literals.banner) {
+            if !needles.found_in(text) {
                 continue;
             }
             let banner = &d.block.as_ref().expect("text definition").banner;
