@@ -118,6 +118,29 @@ impl Sample {
         (0..=self.lines.len()).filter(|&k| self.in_trailer_gap(k)).collect()
     }
 
+    /// Places inside a closed printed block (`Serving Benchmark Result`, not a table) where a row
+    /// may go, with the column where the block's values start (the most common one among its rows).
+    fn unknown_row_gaps(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, &(f, l)) in self.blocks.iter().enumerate() {
+            if self.cut_off[i] || !self.lines[f - 1].contains("Serving Benchmark Result") {
+                continue;
+            }
+            let mut columns: HashMap<usize, usize> = HashMap::new();
+            for line in &self.lines[f..l - 1] {
+                if let Some(colon) = line.find(": ") {
+                    let value = colon + 1 + line[colon + 1..].len() - line[colon + 1..].trim_start().len();
+                    if value < line.len() {
+                        *columns.entry(value).or_default() += 1;
+                    }
+                }
+            }
+            let Some((&column, _)) = columns.iter().max_by_key(|(c, n)| (**n, **c)) else { continue };
+            out.extend((f..l - 1).filter(|&k| !self.in_trailer_gap(k)).map(|k| (k, column)));
+        }
+        out
+    }
+
     fn in_trailer_gap(&self, k: usize) -> bool {
         self.trailers.iter().any(|&(c, t)| c <= k && k < t)
     }
@@ -420,6 +443,42 @@ proptest! {
         let colour = choose_colours(sample.lines.len(), &c);
         let r = same_runs(sample, &Noise { colour, ..Noise::default() });
         prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    /// Rows the definitions do not know, in the block's format (`Label:` padded to where the
+    /// block's values start), inserted inside a closed block: the same figures, a complete block,
+    /// and each inserted row kept as a row that feeds nothing (issue 16: 8 or more of them cut the
+    /// block off).
+    #[test]
+    fn unknown_rows_inside_a_block_change_no_figure(s in any::<Index>(), p in prop::collection::vec((any::<Index>(), 0u32..100_000), 0..50)) {
+        let printed: Vec<&Sample> = samples().iter().filter(|s| !s.unknown_row_gaps().is_empty()).collect();
+        let sample = printed[s.index(printed.len())];
+        let gaps = sample.unknown_row_gaps();
+        let inserts: Vec<(usize, String)> = p
+            .iter()
+            .enumerate()
+            .map(|(i, (ix, v))| {
+                let (k, column) = gaps[ix.index(gaps.len())];
+                let label = format!("Frobnicated widgets {i} (zq):");
+                (k, format!("{label:<column$}{}.{:02}", v / 100, v % 100))
+            })
+            .collect();
+        let bytes = render(sample, &Noise { inserts: inserts.clone(), ..Noise::default() });
+        let runs = run_all(&bytes, &sample.name).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(runs.len(), sample.expected.len());
+        let mut kept = 0;
+        for (i, (run, expected)) in runs.iter().zip(&sample.expected).enumerate() {
+            let mut got = project(run);
+            kept += got["rows"].as_array().unwrap().iter().filter(|r| {
+                r["label"].as_str().is_some_and(|l| l.starts_with("Frobnicated widgets")) && r["field"].is_null()
+            }).count();
+            got["rows"] = expected["rows"].clone();
+            if let Some(d) = first_difference(&format!("runs[{i}]"), expected, &got) {
+                let input = String::from_utf8_lossy(&bytes).into_owned();
+                return Err(TestCaseError::fail(format!("{}: {d}\ninput:\n{input}", sample.name)));
+            }
+        }
+        prop_assert_eq!(kept, inserts.len());
     }
 
     /// (a) + (b) + (c) together.

@@ -280,3 +280,77 @@ fn the_peers_tables_in_one_stream_each_read_as_alone() {
     }
     same_figures(&got[9], &clean("peers/genaiperf-s2.stdout.txt"), "genai-perf");
 }
+
+// ------------------------------------------------------------------------------------------------
+// Issue 16: detection errors
+
+fn sample_text(name: &str) -> String {
+    std::fs::read_to_string(common::samples_dir().join(name)).unwrap()
+}
+
+/// vllm-s2's block with `n` rows no definition knows, in its format, after `Failed requests:`.
+fn with_unknown_rows(n: usize) -> String {
+    let text = sample_text("captured/vllm-s2.stdout.txt");
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.starts_with("Failed requests:") {
+            for i in 0..n {
+                out.push_str(&format!("{:<40} {:<10}\n", format!("Frobnicated widgets {i} (zq):"), i * 3));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_complete_block_with_many_unknown_rows_is_complete() {
+    // 8 or more unknown rows were counted as noise, and the block was rejected as cut off.
+    let c = clean("captured/vllm-s2.stdout.txt");
+    for n in [8, 12, 50, 300] {
+        let runs = bench_normalize::normalize_str(&with_unknown_rows(n), "unknown-rows.log").unwrap();
+        assert_eq!(runs.len(), 1, "{n}");
+        same_figures(&runs[0], &c, &format!("{n} unknown rows"));
+        assert_eq!(runs[0].source.truncated, None, "{n}");
+        assert!(runs[0].checks.iter().any(|c| c.id == "complete-block" && c.status == Status::Pass), "{n}");
+        let kept: Vec<_> = runs[0].rows.iter().filter(|r| r.label.starts_with("Frobnicated widgets")).collect();
+        assert_eq!(kept.len(), n);
+        assert!(kept.iter().all(|r| r.field.is_none()));
+        assert_eq!(kept[n - 1].value.as_deref(), Some(format!("{}", (n - 1) * 3).as_str()));
+    }
+}
+
+#[test]
+fn a_block_without_its_closing_line_is_still_cut_off_where_its_rows_end() {
+    // The closing line is looked for past the unknown rows; it does not come: the block ends at
+    // its last known row, as before, and the next run is read as before.
+    let c = clean("captured/vllm-s1.stdout.txt");
+    let mut text = sample_text("captured/vllm-s2.stdout.txt");
+    let cut = text.find("---------------Time to First Token").unwrap();
+    text.truncate(cut);
+    let last_known = text.lines().count();
+    for i in 0..30 {
+        text.push_str(&format!("{:<40} {:<10}\n", format!("Frobnicated widgets {i} (zq):"), i));
+    }
+    text.push_str("Traceback (most recent call last):\n  File \"bench.py\", line 1\nRuntimeError boom\n\n\n\n\n\n\n");
+    text.push_str(&sample_text("captured/vllm-s1.stdout.txt"));
+    let runs = bench_normalize::normalize_str(&text, "cut.log").unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0].source.truncated.is_some());
+    assert_eq!(runs[0].source.last_line, Some(last_known));
+    assert!(!runs[0].rows.iter().any(|r| r.label.starts_with("Frobnicated")));
+    same_figures(&runs[1], &c, "the next run");
+    // And when the next banner comes while looking ahead.
+    let mut text = sample_text("captured/vllm-s2.stdout.txt");
+    text.truncate(cut);
+    for i in 0..30 {
+        text.push_str(&format!("{:<40} {:<10}\n", format!("Frobnicated widgets {i} (zq):"), i));
+    }
+    text.push_str(&sample_text("captured/vllm-s1.stdout.txt"));
+    let runs = bench_normalize::normalize_str(&text, "cut.log").unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].source.last_line, Some(last_known));
+    assert!(runs[0].source.truncated.is_some());
+    same_figures(&runs[1], &c, "the next run, after the look-ahead");
+}
