@@ -64,6 +64,21 @@ const INSIDE_NOISE: &[&str] = &[
     "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:61: FutureWarning: The pynvml package is deprecated. Please install nvidia-ml-py instead.",
 ];
 
+/// JSON log records (structured logging of the harness or the server), for before the log (a text
+/// log whose first line is one was read as JSON Lines and its blocks missed: issue 16) and between
+/// its lines. One is cut short; the last has escaped line breaks, one of whose lines has the shape
+/// of a row (`ValueError: bad`): it is not put inside a block (see [`INSIDE_NOISE`]).
+const JSON_NOISE: &[&str] = &[
+    r#"{"level":"info","msg":"starting"}"#,
+    r#"{"ts": "2026-11-29T19:00:00Z", "level": "info", "logger": "harness", "msg": "benchmark starting", "pid": 2957}"#,
+    r#"{"level":"warning","msg":"retrying request 7","attempt":2,"latency_ms":140.74,"ok":false,"tags":["a","b"]}"#,
+    r#"{"event": "metrics", "values": {"running": 4, "waiting": 0, "kv_cache_usage": 0.012}}"#,
+    r#"[{"step": 1}, {"step": 2}]"#,
+    r#"{"level":"info","msg":"cut short"#,
+    r#"{}"#,
+    r#"{"level":"error","msg":"Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad"}"#,
+];
+
 /// Colours to wrap a line in (each closed by `ESC[0m`).
 const COLOURS: &[&str] = &["\x1b[32m", "\x1b[1;31m", "\x1b[0;36m", "\x1b[38;5;208m", "\x1b[1m\x1b[33m"];
 
@@ -442,6 +457,25 @@ proptest! {
         let sample = sample_of(&s);
         let colour = choose_colours(sample.lines.len(), &c);
         let r = same_runs(sample, &Noise { colour, ..Noise::default() });
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    /// JSON log records before the log and between its lines (outside the blocks, and at most two
+    /// in a row inside them): the same runs as the clean log.
+    #[test]
+    fn json_log_records_before_and_in_the_log_change_nothing(
+        s in any::<Index>(),
+        first in prop::collection::vec(any::<usize>(), 1..6),
+        out in picks(16),
+        inside in picks(6),
+    ) {
+        let sample = sample_of(&s);
+        let mut inserts: Vec<(usize, String)> =
+            first.iter().map(|w| (0, JSON_NOISE[w % JSON_NOISE.len()].to_string())).collect();
+        inserts.extend(choose_inserts(&sample.outside_gaps(), &out, JSON_NOISE, usize::MAX));
+        let inside_noise = &JSON_NOISE[..JSON_NOISE.len() - 1];
+        inserts.extend(choose_inserts(&sample.inside_gaps(), &inside, inside_noise, MAX_INSIDE_RUN));
+        let r = same_runs(sample, &Noise { inserts, ..Noise::default() });
         prop_assert!(r.is_ok(), "{}", r.unwrap_err());
     }
 
