@@ -536,6 +536,10 @@ fn runs_of_docs(
         if known == 0 {
             errors.clear();
         }
+        if runs.is_empty() && errors.is_empty() {
+            // A text log after all: its runs go out as its blocks end, not held in memory.
+            return normalize_text(std::io::Cursor::new(text), input, opts, sink, false);
+        }
         let mut text_runs = Vec::new();
         match normalize_text(
             std::io::Cursor::new(text),
@@ -548,7 +552,7 @@ fn runs_of_docs(
             false,
         ) {
             Ok(_) => {}
-            Err(Error::NoResult { .. }) if !runs.is_empty() || !errors.is_empty() => {}
+            Err(Error::NoResult { .. }) => {}
             Err(e) => return Err(e),
         }
         if !runs.is_empty() && !text_runs.is_empty() {
@@ -622,7 +626,14 @@ fn read_documents<'t>(
                 // serde_json's own position is relative to the document; ours is given apart.
                 let detail = e.to_string();
                 let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(m, _)| m).to_string();
-                let text_line = String::from_utf8_lossy(text.split(|b| *b == b'\n').nth(line - 1).unwrap_or(b""))
+                // The line, found from the document's start (not by counting every line before
+                // it: a long input with many broken lines would take quadratic time).
+                let mut from = text[..span.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+                for _ in 1..e.line().max(1) {
+                    from = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
+                }
+                let to = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i);
+                let text_line = String::from_utf8_lossy(&text[from..to])
                     .replace("\"inf\"   ", "Infinity")
                     .replace("\"-inf\"   ", "-Infinity")
                     .chars()
