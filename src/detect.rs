@@ -18,9 +18,16 @@ use crate::definition::{Definition, Definitions, Evidence, Literals, Variant};
 use crate::input::Line;
 use crate::lex::{normalize_label, split_row, split_row_key};
 
-/// After this many lines in a row that are neither rows nor section headers, an unclosed block is
-/// taken to have been cut off.
+/// After this many lines in a row that are neither rows a definition knows nor section headers,
+/// an unclosed block is taken to have been cut off, unless rows in the block's own format keep
+/// coming among them (see [`MAX_LOOKAHEAD`]).
 pub(crate) const MAX_NOISE_RUN: usize = 8;
+
+/// How many lines after its last known row a block may still reach its closing line, as long as
+/// no [`MAX_NOISE_RUN`] of them in a row are anything but rows in the block's format: a newer
+/// version's block with more rows than its definition knows (each kept as an unknown row) is
+/// complete, not cut off. The bound keeps memory bounded.
+pub(crate) const MAX_LOOKAHEAD: usize = 4096;
 
 /// How a block ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,10 +94,36 @@ struct Open<'d> {
     /// its label (`None`: not a row), so that telling the definition apart at the end does not
     /// read every line again. Used only while it stays beside `body` line for line.
     seen: Vec<Option<BodyRow>>,
+    /// Lines since the last known row or section header.
     noise_run: usize,
+    /// Of those, the last ones in a row that are not rows in the block's format either.
+    non_rows: usize,
+    /// Where the values of the known rows start in their lines: `Some(Some(column))` while they
+    /// all start at the same one (the tools print their rows aligned), `Some(None)` once they do
+    /// not, `None` before the first.
+    value_column: Option<Option<usize>>,
     last_row_line: usize,
     context: HashMap<String, ContextLine>,
     notes: Vec<crate::report::Note>,
+}
+
+impl Open<'_> {
+    /// Whether a row the definitions do not know has the shape of the block's own rows: its value
+    /// where theirs are (when they are aligned).
+    fn in_format(&self, row: &BodyRow) -> bool {
+        match self.value_column {
+            Some(Some(column)) => row.value.start == column,
+            _ => true,
+        }
+    }
+
+    /// Whether the block, past [`MAX_NOISE_RUN`] lines after its last known row, may still reach
+    /// its closing line: rows in its format keep coming, within [`MAX_LOOKAHEAD`] lines.
+    fn may_still_close(&self) -> bool {
+        self.non_rows < MAX_NOISE_RUN
+            && self.noise_run < MAX_LOOKAHEAD
+            && self.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end.is_some()))
+    }
 }
 
 /// Turns lines into blocks; see the module documentation.
@@ -234,7 +267,7 @@ impl<'d> Scanner<'d> {
         if self.in_block() {
             return Some(0);
         }
-        let literal = self.literals.any.find(hay).map(|m| m.start());
+        let literal = self.literals.any.find(hay);
         let before = &hay[..literal.unwrap_or(hay.len())];
         // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
         let opens_line = |i: usize| {
@@ -287,6 +320,11 @@ impl<'d> Scanner<'d> {
 
     /// The input ended: a block that was still open is complete too.
     pub fn finish(&mut self) {
+        // A block looking ahead for its closing line (see `MAX_LOOKAHEAD`) was cut off where its
+        // rows ended; the lines after it are read again, and may open a block of their own.
+        while self.open.as_ref().is_some_and(|o| o.grid.is_none() && !o.table && o.noise_run >= MAX_NOISE_RUN) {
+            self.cut_off();
+        }
         if let Some(open) = self.open.take() {
             let end = match open.grid {
                 Some(d) if d.block.as_ref().is_some_and(|b| b.end.is_none()) => {
@@ -298,6 +336,26 @@ impl<'d> Scanner<'d> {
             self.finish_block(open, end);
         }
         self.release();
+    }
+
+    /// The open block ends as cut off after its last known row ([`BlockEnd::Noise`]). The
+    /// [`MAX_NOISE_RUN`] lines after that row belong to what follows (the next run's preamble,
+    /// perhaps); lines read past them, while looking ahead for a closing line, are read again as
+    /// they would have been had the block ended there.
+    fn cut_off(&mut self) {
+        let Some(mut done) = self.open.take() else { return };
+        let keep = done.body.len() - done.noise_run;
+        let mut after: Vec<Line> = done.body.split_off(keep);
+        done.seen.truncate(keep);
+        self.finish_block(done, BlockEnd::Noise);
+        let again = after.split_off(after.len().min(MAX_NOISE_RUN));
+        for l in &after {
+            self.note_context(l);
+        }
+        for l in again {
+            let hit = self.banner_hits(&l.text);
+            self.push_one(l, hit);
+        }
     }
 
     fn release(&mut self) {
@@ -465,6 +523,12 @@ impl<'d> Scanner<'d> {
             self.finish_block(open, BlockEnd::Table(last));
             // The line after a table may itself start something.
         }
+        if self.open.as_ref().is_some_and(|o| o.noise_run >= MAX_NOISE_RUN) && banner_hits.is_some() {
+            // Past its last rows, looking ahead for a closing line that did not come: the block
+            // was cut off there, and this banner starts the next.
+            self.cut_off();
+            return self.push_one(line, banner_hits);
+        }
         if let Some(open) = &mut self.open {
             if let Some((candidates, at)) = banner_hits {
                 // A new banner before the closing line: the open block was cut off.
@@ -511,9 +575,21 @@ impl<'d> Scanner<'d> {
                 });
             if is_row || is_section {
                 open.noise_run = 0;
+                open.non_rows = 0;
                 open.last_row_line = line.number;
+                if let Some(s) = seen.as_ref().filter(|_| is_row) {
+                    open.value_column = match open.value_column {
+                        None => Some(Some(s.value.start)),
+                        Some(Some(c)) if c != s.value.start => Some(None),
+                        same => same,
+                    };
+                }
             } else {
                 open.noise_run += 1;
+                match &seen {
+                    Some(s) if open.in_format(s) => open.non_rows = 0,
+                    _ => open.non_rows += 1,
+                }
             }
             let number = line.number;
             let text = if open.prefix.is_empty() { line.text } else { text.to_string() };
@@ -524,16 +600,8 @@ impl<'d> Scanner<'d> {
                 self.finish_block(done, BlockEnd::Closed(number));
                 return;
             }
-            if open.noise_run >= MAX_NOISE_RUN {
-                let mut done = self.open.take().expect("open");
-                let keep = done.body.len() - done.noise_run;
-                let after: Vec<Line> = done.body.split_off(keep);
-                done.seen.truncate(keep);
-                self.finish_block(done, BlockEnd::Noise);
-                // Those lines belong to what follows (the next run's preamble, perhaps).
-                for l in &after {
-                    self.note_context(l);
-                }
+            if open.noise_run >= MAX_NOISE_RUN && !open.may_still_close() {
+                self.cut_off();
             }
             return;
         }
@@ -558,6 +626,8 @@ impl<'d> Scanner<'d> {
                     // (Table rows are read again at the end.)
                     seen: Vec::new(),
                     noise_run: 0,
+                    non_rows: 0,
+                    value_column: None,
                     last_row_line: number,
                     context: std::mem::take(&mut self.context),
                     notes: Vec::new(),
@@ -630,8 +700,8 @@ impl<'d> Scanner<'d> {
         let mut hits = Vec::new();
         // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
         let mut asked: Option<(&str, Option<usize>)> = None;
-        for (d, literal) in self.text_defs.iter().zip(&self.literals.banner) {
-            if !text.contains(literal.as_str()) {
+        for (d, needles) in self.text_defs.iter().zip(&self.literals.banner) {
+            if !needles.found_in(text) {
                 continue;
             }
             let banner = &d.block.as_ref().expect("text definition").banner;
@@ -715,6 +785,8 @@ impl<'d> Scanner<'d> {
             body,
             seen,
             noise_run: 0,
+            non_rows: 0,
+            value_column: None,
             last_row_line: number,
             context: std::mem::take(&mut self.context),
             notes: Vec::new(),

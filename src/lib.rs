@@ -151,14 +151,20 @@ fn normalize_read<R: BufRead>(
         let n = chunk.len().min(64 * 1024 - head.len());
         head.extend_from_slice(&chunk[..n]);
         reader.consume(n);
+        let started = head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf);
+        // A start like JSON is read on until what the input is shows (see `json_head_is_text`).
         if head.len() >= 64 * 1024
-            || head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf)
+            || started
+                && (!looks_like_json(&head)
+                    || opts.reports_only
+                    || json_head_is_text(&head, opts.definitions).is_some())
         {
             break;
         }
     }
     let mut reader = std::io::Cursor::new(head).chain(reader);
-    if looks_like_json(reader.get_ref().0.get_ref()) {
+    let head = reader.get_ref().0.get_ref();
+    if read_as_json(head, opts) {
         let mut text = Vec::new();
         reader.read_to_end(&mut text).map_err(io)?;
         return normalize_json(&mut text, input, opts, sink);
@@ -184,7 +190,7 @@ pub fn normalize_file(
     use std::io::Seek;
     // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
     let mut head = Vec::new();
-    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok() && looks_like_json(&head);
+    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok() && read_as_json(&head, opts);
     file.rewind().map_err(|source| Error::Io { input: input.to_string(), source })?;
     if json {
         // SAFETY: the map is private (copy on write): what the parser writes stays in this
@@ -205,6 +211,45 @@ fn looks_like_json(head: &[u8]) -> bool {
         Some(b'[') => matches!(it.find(|b| !b.is_ascii_whitespace()), Some(b'{') | Some(b'[') | Some(b']') | None),
         _ => false,
     }
+}
+
+/// Whether an input whose first bytes are `head` is read as JSON: it starts like JSON, and is
+/// no text log that starts with JSON log records (see [`json_head_is_text`]; `check` reads JSON
+/// only).
+fn read_as_json(head: &[u8], opts: &Options) -> bool {
+    looks_like_json(head) && (opts.reports_only || json_head_is_text(head, opts.definitions) != Some(true))
+}
+
+/// Whether a text that starts like JSON is a text log all the same (a JSON log record on its first
+/// line, then the tool's output): `Some(true)` when, after complete JSON documents none of which is
+/// a known result file or report, comes a line that is no JSON; `Some(false)` when one is a known
+/// one (the input is read as JSON, its text lines scanned too); `None` while `head` does not tell.
+/// Such a log is then scanned as text a line at a time, in bounded memory, as any other.
+fn json_head_is_text(head: &[u8], defs: &Definitions) -> Option<bool> {
+    let arrays = input::json::Keys::of(defs);
+    let known = |doc: &Doc| !matches!(detect::classify_doc(doc, defs), DocKind::Unknown);
+    let mut docs = Documents::new(head);
+    while let Some(span) = docs.next() {
+        let slice = &head[span.start..span.end];
+        if !looks_like_json(slice) {
+            // A line of text after the JSON.
+            return Some(true);
+        }
+        if !span.complete {
+            if span.end >= head.len() {
+                return None;
+            }
+            docs.skip_to_next_line(span.start);
+            continue;
+        }
+        let mut de = serde_json::Deserializer::from_slice(slice);
+        if let Ok(doc) = (DocSeed { arrays: &arrays, line: span.line }).deserialize(&mut de) {
+            if known(&doc) || doc.elements.iter().any(known) {
+                return Some(false);
+            }
+        }
+    }
+    None
 }
 
 fn normalize_text<R: BufRead>(
@@ -420,13 +465,13 @@ fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn S
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
     let raw: &[u8] = text;
     if let Some(doc) = read_doc_fast(raw, &arrays, first_line(raw)) {
-        return runs_of_docs(raw, vec![Ok(doc)], input, opts, sink);
+        return runs_of_docs(raw, vec![Ok(doc)], 0, input, opts, sink);
     }
     let (shifts, widened) = input::json::sanitize(text);
     let text: &[u8] = widened.as_deref().unwrap_or(text);
     // Unless sanitizing quoted something, the fast path would give up on the whole text again.
-    let docs = read_documents(text, &shifts, &arrays, input, shifts.quoted > 0);
-    runs_of_docs(text, docs, input, opts, sink)
+    let (docs, text_lines) = read_documents(text, &shifts, &arrays, input, shifts.quoted > 0, opts.reports_only);
+    runs_of_docs(text, docs, text_lines, input, opts, sink)
 }
 
 /// Line of the first non-blank character.
@@ -435,9 +480,11 @@ fn first_line(text: &[u8]) -> usize {
 }
 
 /// extract -> ... -> validate every document, and hand out the runs (or the errors).
+/// `text_lines`: pieces of the text that are no JSON (lines of a log that has JSON lines in it).
 fn runs_of_docs(
     text: &[u8],
     docs: Vec<Result<Doc<'_>, Error>>,
+    text_lines: usize,
     input: &str,
     opts: &Options,
     sink: &mut dyn Sink,
@@ -448,6 +495,8 @@ fn runs_of_docs(
     // Documents that parse but are no known format: a JSON log, perhaps, with a result block
     // inside its (escaped) strings.
     let mut unknown_only = true;
+    // Documents of a known format (a result file, a report), whether or not they gave a run.
+    let mut known = 0;
     let mut runs = Vec::new();
     for doc in docs {
         let doc = match doc {
@@ -465,19 +514,57 @@ fn runs_of_docs(
         };
         for doc in parts {
             index += 1;
-            unknown_only &= matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
+            let unknown = matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
+            unknown_only &= unknown;
+            known += usize::from(!unknown);
             match runs_of_doc(&doc, input, index, opts) {
                 Ok(mut r) => runs.append(&mut r),
                 Err(mut e) => errors.append(&mut e),
             }
         }
     }
-    if runs.is_empty() && unknown_only && !opts.reports_only {
+    if runs.is_empty() && unknown_only && text_lines == 0 && !opts.reports_only {
         let first = errors.into_iter().next();
         return normalize_text(std::io::Cursor::new(text), input, opts, sink, false).map_err(|e| match (e, first) {
             (Error::NoResult { .. }, Some(json)) => json,
             (e, _) => e,
         });
+    }
+    if text_lines > 0 && !opts.reports_only {
+        // Text with JSON lines in it: its blocks are read as any text's, beside the documents
+        // that are results (in input order). When no document is one, the JSON lines were a
+        // log's records, and one that does not parse is no error of the input.
+        if known == 0 {
+            errors.clear();
+        }
+        if runs.is_empty() && errors.is_empty() {
+            // A text log after all: its runs go out as its blocks end, not held in memory.
+            return normalize_text(std::io::Cursor::new(text), input, opts, sink, false);
+        }
+        let mut text_runs = Vec::new();
+        match normalize_text(
+            std::io::Cursor::new(text),
+            input,
+            opts,
+            &mut |r| {
+                text_runs.push(r);
+                Ok(())
+            },
+            false,
+        ) {
+            Ok(_) => {}
+            Err(Error::NoResult { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        if !runs.is_empty() && !text_runs.is_empty() {
+            runs.append(&mut text_runs);
+            runs.sort_by_key(|r: &Run| r.source.first_line);
+            for (i, run) in runs.iter_mut().enumerate() {
+                run.source.block = i + 1;
+            }
+        } else {
+            runs.append(&mut text_runs);
+        }
     }
     for run in runs {
         found += 1;
@@ -502,13 +589,17 @@ fn runs_of_docs(
 /// Every document of a JSON text, or the error that stopped one. The usual file is one document
 /// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
 /// broken one, are found by their extent first, so that a bad line does not stop the others.
+///
+/// Also returns how many pieces are no JSON at all: lines of text, not counted as errors unless
+/// `text_is_error` (where only reports are read).
 fn read_documents<'t>(
     text: &'t [u8],
     shifts: &input::json::Shifts,
     arrays: &input::json::Keys,
     input: &str,
     fast_whole: bool,
-) -> Vec<Result<Doc<'t>, Error>> {
+    text_is_error: bool,
+) -> (Vec<Result<Doc<'t>, Error>>, usize) {
     // Each document is first tried on the fast path, which gives up on anything unusual.
     let read = |slice: &'t [u8], line: usize, fast: bool| {
         fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(Ok).unwrap_or_else(|| {
@@ -517,11 +608,18 @@ fn read_documents<'t>(
         })
     };
     if let Ok(doc) = read(text, first_line(text), fast_whole) {
-        return vec![Ok(doc)];
+        return (vec![Ok(doc)], 0);
     }
     let mut out = Vec::new();
+    let mut text_lines = 0;
     let mut docs = Documents::new(text);
     while let Some(span) = docs.next() {
+        if !text_is_error && !looks_like_json(&text[span.start..span.end]) {
+            // A line of text (`=== Serving Benchmark Result ===`, `[2025-08-28 22:41:28] ...`).
+            text_lines += 1;
+            docs.skip_to_next_line(span.start);
+            continue;
+        }
         match read(&text[span.start..span.end], span.line, true) {
             Ok(doc) => out.push(Ok(doc)),
             Err(e) => {
@@ -531,7 +629,14 @@ fn read_documents<'t>(
                 // serde_json's own position is relative to the document; ours is given apart.
                 let detail = e.to_string();
                 let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(m, _)| m).to_string();
-                let text_line = String::from_utf8_lossy(text.split(|b| *b == b'\n').nth(line - 1).unwrap_or(b""))
+                // The line, found from the document's start (not by counting every line before
+                // it: a long input with many broken lines would take quadratic time).
+                let mut from = text[..span.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+                for _ in 1..e.line().max(1) {
+                    from = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
+                }
+                let to = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i);
+                let text_line = String::from_utf8_lossy(&text[from..to])
                     .replace("\"inf\"   ", "Infinity")
                     .replace("\"-inf\"   ", "-Infinity")
                     .chars()
@@ -545,7 +650,7 @@ fn read_documents<'t>(
             }
         }
     }
-    out
+    (out, text_lines)
 }
 
 fn json_looked_for(defs: &Definitions) -> String {

@@ -350,7 +350,9 @@ fn the_exit_code_is_never_below_a_diagnostic() {
     let dir = TempDir::new("diag");
     let d = &dir.0;
     let mut jsonl = std::fs::read(sample("captured/sglang-s2.result.jsonl")).unwrap();
-    jsonl.extend(b"{not json\n");
+    // A result line cut short (a client killed while writing): an error of the input. (A line
+    // that does not even start like JSON, `{not json`, is a line of text among the results.)
+    jsonl.extend(b"{\"backend\": \"sglang\", \"completed\": 16, \"dur\n");
     std::fs::write(d.join("bad.jsonl"), &jsonl).unwrap();
     std::fs::write(d.join("nothing.log"), b"no result here\n").unwrap();
     std::fs::write(d.join("report.json"), br#"{"schema_version": 1, "runs": [{"totals": {"output_tokens": "many"}}]}"#)

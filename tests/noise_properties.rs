@@ -64,6 +64,21 @@ const INSIDE_NOISE: &[&str] = &[
     "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:61: FutureWarning: The pynvml package is deprecated. Please install nvidia-ml-py instead.",
 ];
 
+/// JSON log records (structured logging of the harness or the server), for before the log (a text
+/// log whose first line is one was read as JSON Lines and its blocks missed: issue 16) and between
+/// its lines. One is cut short; the last has escaped line breaks, one of whose lines has the shape
+/// of a row (`ValueError: bad`): it is not put inside a block (see [`INSIDE_NOISE`]).
+const JSON_NOISE: &[&str] = &[
+    r#"{"level":"info","msg":"starting"}"#,
+    r#"{"ts": "2026-11-29T19:00:00Z", "level": "info", "logger": "harness", "msg": "benchmark starting", "pid": 2957}"#,
+    r#"{"level":"warning","msg":"retrying request 7","attempt":2,"latency_ms":140.74,"ok":false,"tags":["a","b"]}"#,
+    r#"{"event": "metrics", "values": {"running": 4, "waiting": 0, "kv_cache_usage": 0.012}}"#,
+    r#"[{"step": 1}, {"step": 2}]"#,
+    r#"{"level":"info","msg":"cut short"#,
+    r#"{}"#,
+    r#"{"level":"error","msg":"Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad"}"#,
+];
+
 /// Colours to wrap a line in (each closed by `ESC[0m`).
 const COLOURS: &[&str] = &["\x1b[32m", "\x1b[1;31m", "\x1b[0;36m", "\x1b[38;5;208m", "\x1b[1m\x1b[33m"];
 
@@ -116,6 +131,29 @@ impl Sample {
     /// Places between a block's closing line and its trailer's banner.
     fn trailer_gaps(&self) -> Vec<usize> {
         (0..=self.lines.len()).filter(|&k| self.in_trailer_gap(k)).collect()
+    }
+
+    /// Places inside a closed printed block (`Serving Benchmark Result`, not a table) where a row
+    /// may go, with the column where the block's values start (the most common one among its rows).
+    fn unknown_row_gaps(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, &(f, l)) in self.blocks.iter().enumerate() {
+            if self.cut_off[i] || !self.lines[f - 1].contains("Serving Benchmark Result") {
+                continue;
+            }
+            let mut columns: HashMap<usize, usize> = HashMap::new();
+            for line in &self.lines[f..l - 1] {
+                if let Some(colon) = line.find(": ") {
+                    let value = colon + 1 + line[colon + 1..].len() - line[colon + 1..].trim_start().len();
+                    if value < line.len() {
+                        *columns.entry(value).or_default() += 1;
+                    }
+                }
+            }
+            let Some((&column, _)) = columns.iter().max_by_key(|(c, n)| (**n, **c)) else { continue };
+            out.extend((f..l - 1).filter(|&k| !self.in_trailer_gap(k)).map(|k| (k, column)));
+        }
+        out
     }
 
     fn in_trailer_gap(&self, k: usize) -> bool {
@@ -420,6 +458,61 @@ proptest! {
         let colour = choose_colours(sample.lines.len(), &c);
         let r = same_runs(sample, &Noise { colour, ..Noise::default() });
         prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    /// JSON log records before the log and between its lines (outside the blocks, and at most two
+    /// in a row inside them): the same runs as the clean log.
+    #[test]
+    fn json_log_records_before_and_in_the_log_change_nothing(
+        s in any::<Index>(),
+        first in prop::collection::vec(any::<usize>(), 1..6),
+        out in picks(16),
+        inside in picks(6),
+    ) {
+        let sample = sample_of(&s);
+        let mut inserts: Vec<(usize, String)> =
+            first.iter().map(|w| (0, JSON_NOISE[w % JSON_NOISE.len()].to_string())).collect();
+        inserts.extend(choose_inserts(&sample.outside_gaps(), &out, JSON_NOISE, usize::MAX));
+        let inside_noise = &JSON_NOISE[..JSON_NOISE.len() - 1];
+        inserts.extend(choose_inserts(&sample.inside_gaps(), &inside, inside_noise, MAX_INSIDE_RUN));
+        let r = same_runs(sample, &Noise { inserts, ..Noise::default() });
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+
+    /// Rows the definitions do not know, in the block's format (`Label:` padded to where the
+    /// block's values start), inserted inside a closed block: the same figures, a complete block,
+    /// and each inserted row kept as a row that feeds nothing (issue 16: 8 or more of them cut the
+    /// block off).
+    #[test]
+    fn unknown_rows_inside_a_block_change_no_figure(s in any::<Index>(), p in prop::collection::vec((any::<Index>(), 0u32..100_000), 0..50)) {
+        let printed: Vec<&Sample> = samples().iter().filter(|s| !s.unknown_row_gaps().is_empty()).collect();
+        let sample = printed[s.index(printed.len())];
+        let gaps = sample.unknown_row_gaps();
+        let inserts: Vec<(usize, String)> = p
+            .iter()
+            .enumerate()
+            .map(|(i, (ix, v))| {
+                let (k, column) = gaps[ix.index(gaps.len())];
+                let label = format!("Frobnicated widgets {i} (zq):");
+                (k, format!("{label:<column$}{}.{:02}", v / 100, v % 100))
+            })
+            .collect();
+        let bytes = render(sample, &Noise { inserts: inserts.clone(), ..Noise::default() });
+        let runs = run_all(&bytes, &sample.name).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(runs.len(), sample.expected.len());
+        let mut kept = 0;
+        for (i, (run, expected)) in runs.iter().zip(&sample.expected).enumerate() {
+            let mut got = project(run);
+            kept += got["rows"].as_array().unwrap().iter().filter(|r| {
+                r["label"].as_str().is_some_and(|l| l.starts_with("Frobnicated widgets")) && r["field"].is_null()
+            }).count();
+            got["rows"] = expected["rows"].clone();
+            if let Some(d) = first_difference(&format!("runs[{i}]"), expected, &got) {
+                let input = String::from_utf8_lossy(&bytes).into_owned();
+                return Err(TestCaseError::fail(format!("{}: {d}\ninput:\n{input}", sample.name)));
+            }
+        }
+        prop_assert_eq!(kept, inserts.len());
     }
 
     /// (a) + (b) + (c) together.

@@ -290,3 +290,208 @@ fn the_peers_tables_in_one_stream_each_read_as_alone() {
     }
     same_figures(&got[9], &clean("peers/genaiperf-s2.stdout.txt"), "genai-perf");
 }
+
+// ------------------------------------------------------------------------------------------------
+// Issue 16: detection errors
+
+fn sample_text(name: &str) -> String {
+    std::fs::read_to_string(common::samples_dir().join(name)).unwrap()
+}
+
+/// Every run of `text`, read as a stream and, from a file, as `normalize_file` reads it.
+fn both_ways(text: &str, name: &str) -> Vec<Vec<Run>> {
+    let streamed = bench_normalize::normalize_str(text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let path = std::env::temp_dir().join(format!("bn-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let mut from_file = Vec::new();
+    bench_normalize::normalize_file(
+        std::fs::File::open(&path).unwrap(),
+        name,
+        &bench_normalize::Options::default(),
+        &mut |r: Run| {
+            from_file.push(r);
+            Ok(())
+        },
+    )
+    .unwrap_or_else(|e| panic!("{name} (file): {e}"));
+    let _ = std::fs::remove_file(path);
+    vec![streamed, from_file]
+}
+
+#[test]
+fn a_text_log_whose_first_line_is_a_json_log_record() {
+    // It was read as JSON Lines: the text lines were "malformed JSON" and the block was missed.
+    let text = format!("{{\"level\":\"info\",\"msg\":\"starting\"}}\n{}", sample_text("captured/vllm-s2.stdout.txt"));
+    for runs in both_ways(&text, "json-first.log") {
+        assert_eq!(runs.len(), 1);
+        same_figures(&runs[0], &clean("captured/vllm-s2.stdout.txt"), "after a JSON log record");
+        assert_eq!(runs[0].source.parser, "vllm-bench-serve");
+        assert_eq!(runs[0].source.first_line, clean("captured/vllm-s2.stdout.txt").source.first_line.map(|l| l + 1));
+    }
+}
+
+#[test]
+fn a_text_log_after_more_json_log_records_than_the_first_look_takes() {
+    // 150 KB of JSON records (past the 64 KiB looked at first), the block, a record cut short.
+    let mut text = String::new();
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "{{\"ts\": \"2026-11-29T19:00:00Z\", \"level\": \"info\", \"msg\": \"warm-up {i}\"}}\n"
+        ));
+    }
+    text.push_str(&sample_text("versions/sglang0.5.5.post1-oai-s2.stdout.txt"));
+    text.push_str("{\"level\": \"info\", \"msg\": \"done\n");
+    for runs in both_ways(&text, "json-records.log") {
+        assert_eq!(runs.len(), 1);
+        same_figures(&runs[0], &clean("versions/sglang0.5.5.post1-oai-s2.stdout.txt"), "after 2000 JSON records");
+    }
+}
+
+#[test]
+fn result_json_lines_and_a_text_block_in_one_input_give_both_runs_in_order() {
+    // `cat result.jsonl stdout.txt`: the result records were read, the block was missed.
+    let jsonl = sample_text("captured/sglang-s2.result.jsonl");
+    let text = format!("{jsonl}{}", sample_text("captured/vllm-s2.stdout.txt"));
+    let alone = common::normalize_file(&common::samples_dir().join("captured/sglang-s2.result.jsonl")).unwrap();
+    for runs in both_ways(&text, "mixed.log") {
+        assert_eq!(runs.len(), alone.len() + 1);
+        for (got, want) in runs.iter().zip(&alone) {
+            same_figures(got, want, "result record");
+            assert_eq!(got.source.parser, "sglang-result-jsonl");
+        }
+        same_figures(runs.last().unwrap(), &clean("captured/vllm-s2.stdout.txt"), "the text block after them");
+        let blocks: Vec<usize> = runs.iter().map(|r| r.source.block).collect();
+        assert_eq!(blocks, (1..=runs.len()).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_text_log_with_json_records_and_no_block_is_nothing_found() {
+    let text =
+        "{\"level\":\"info\",\"msg\":\"starting\"}\nINFO 08-28 22:41:28 server up\n{\"level\":\"info\",\"msg\":\"cut\n";
+    let e = bench_normalize::normalize_str(text, "no-block.log").unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+    assert!(e.to_string().contains("no benchmark result found"), "{e}");
+}
+
+/// vllm-s2's block with `n` rows no definition knows, in its format, after `Failed requests:`.
+fn with_unknown_rows(n: usize) -> String {
+    let text = sample_text("captured/vllm-s2.stdout.txt");
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.starts_with("Failed requests:") {
+            for i in 0..n {
+                out.push_str(&format!("{:<40} {:<10}\n", format!("Frobnicated widgets {i} (zq):"), i * 3));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_complete_block_with_many_unknown_rows_is_complete() {
+    // 8 or more unknown rows were counted as noise, and the block was rejected as cut off.
+    let c = clean("captured/vllm-s2.stdout.txt");
+    for n in [8, 12, 50, 300] {
+        let runs = bench_normalize::normalize_str(&with_unknown_rows(n), "unknown-rows.log").unwrap();
+        assert_eq!(runs.len(), 1, "{n}");
+        same_figures(&runs[0], &c, &format!("{n} unknown rows"));
+        assert_eq!(runs[0].source.truncated, None, "{n}");
+        assert!(runs[0].checks.iter().any(|c| c.id == "complete-block" && c.status == Status::Pass), "{n}");
+        let kept: Vec<_> = runs[0].rows.iter().filter(|r| r.label.starts_with("Frobnicated widgets")).collect();
+        assert_eq!(kept.len(), n);
+        assert!(kept.iter().all(|r| r.field.is_none()));
+        assert_eq!(kept[n - 1].value.as_deref(), Some(format!("{}", (n - 1) * 3).as_str()));
+    }
+}
+
+#[test]
+fn a_block_without_its_closing_line_is_still_cut_off_where_its_rows_end() {
+    // The closing line is looked for past the unknown rows; it does not come: the block ends at
+    // its last known row, as before, and the next run is read as before.
+    let c = clean("captured/vllm-s1.stdout.txt");
+    let mut text = sample_text("captured/vllm-s2.stdout.txt");
+    let cut = text.find("---------------Time to First Token").unwrap();
+    text.truncate(cut);
+    let last_known = text.lines().count();
+    for i in 0..30 {
+        text.push_str(&format!("{:<40} {:<10}\n", format!("Frobnicated widgets {i} (zq):"), i));
+    }
+    text.push_str("Traceback (most recent call last):\n  File \"bench.py\", line 1\nRuntimeError boom\n\n\n\n\n\n\n");
+    text.push_str(&sample_text("captured/vllm-s1.stdout.txt"));
+    let runs = bench_normalize::normalize_str(&text, "cut.log").unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0].source.truncated.is_some());
+    assert_eq!(runs[0].source.last_line, Some(last_known));
+    assert!(!runs[0].rows.iter().any(|r| r.label.starts_with("Frobnicated")));
+    same_figures(&runs[1], &c, "the next run");
+    // And when the next banner comes while looking ahead.
+    let mut text = sample_text("captured/vllm-s2.stdout.txt");
+    text.truncate(cut);
+    for i in 0..30 {
+        text.push_str(&format!("{:<40} {:<10}\n", format!("Frobnicated widgets {i} (zq):"), i));
+    }
+    text.push_str(&sample_text("captured/vllm-s1.stdout.txt"));
+    let runs = bench_normalize::normalize_str(&text, "cut.log").unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].source.last_line, Some(last_known));
+    assert!(runs[0].source.truncated.is_some());
+    same_figures(&runs[1], &c, "the next run, after the look-ahead");
+}
+
+/// Hands out its chunks one read at a time, and notes how many runs the sink had when each read
+/// after the first was asked for.
+struct Chunks {
+    chunks: Vec<Vec<u8>>,
+    at: usize,
+    seen: std::rc::Rc<std::cell::Cell<usize>>,
+    runs_at_read: Vec<usize>,
+}
+
+impl std::io::Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(chunk) = self.chunks.get_mut(self.at) else { return Ok(0) };
+        if chunk.is_empty() {
+            self.at += 1;
+            self.runs_at_read.push(self.seen.get());
+            return self.read(buf);
+        }
+        let n = chunk.len().min(buf.len());
+        buf[..n].copy_from_slice(&chunk[..n]);
+        chunk.drain(..n);
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_stream_whose_first_line_is_a_json_record_gives_each_run_as_its_block_ends() {
+    // Read as text a line at a time (not to its end as JSON): `tail -f log | bench-normalize`.
+    let first = format!("{{\"level\":\"info\",\"msg\":\"starting\"}}\n{}", sample_text("captured/vllm-s2.stdout.txt"));
+    let then = "INFO still running\n".repeat(1000) + &sample_text("captured/vllm-s1.stdout.txt");
+    let seen = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut reader = Chunks {
+        chunks: vec![first.into_bytes(), then.into_bytes()],
+        at: 0,
+        seen: seen.clone(),
+        runs_at_read: Vec::new(),
+    };
+    let mut got = Vec::new();
+    let n = bench_normalize::normalize(
+        std::io::BufReader::new(&mut reader),
+        "-",
+        &bench_normalize::Options::default(),
+        &mut |r: Run| {
+            seen.set(seen.get() + 1);
+            got.push(r);
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(n, 2);
+    // The first run was out before the second chunk was read.
+    assert_eq!(reader.runs_at_read.first(), Some(&1), "{:?}", reader.runs_at_read);
+    same_figures(&got[0], &clean("captured/vllm-s2.stdout.txt"), "first");
+    same_figures(&got[1], &clean("captured/vllm-s1.stdout.txt"), "second");
+}

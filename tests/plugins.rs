@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -79,4 +79,82 @@ fn a_definition_error_names_the_file_line_and_field() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(err.contains("bad.toml:12:9: row.field: 'totals.output_tokenz' is not a canonical figure"), "{err}");
+}
+
+/// A copy of the toybench definition with another banner, in a directory of its own.
+fn toybench_with_banner(banner: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bn-banner-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let def = std::fs::read_to_string(plugins("toybench").join("toybench.toml")).unwrap();
+    let def = def.replace("banner = '^-+ toybench results -+$'", &format!("banner = '{banner}'"));
+    assert!(def.contains(banner));
+    std::fs::write(dir.join("toybench.toml"), def).unwrap();
+    dir
+}
+
+/// The toybench log with its banner line replaced, after a few lines of noise.
+fn toy_log_with_banner(banner_line: &str) -> String {
+    let log = std::fs::read_to_string(toy_log()).unwrap();
+    let log = log.replace("---------- toybench results ----------", banner_line);
+    format!("INFO starting\nWARNING nothing to see\n{log}")
+}
+
+fn run_toy(dir: &Path, log: &str) -> (Option<i32>, Value, String) {
+    use std::io::Write;
+    let mut child = bin()
+        .args(["--parsers", dir.to_str().unwrap(), "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(log.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let report = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o.status.code(), report, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn a_case_insensitive_banner_matches_in_any_case() {
+    // issue 16: `(?i)` loaded but never matched (the prefilter looked for the literal as written).
+    let dir = toybench_with_banner("(?i)^-+ toybench results -+$", "ci");
+    for banner_line in
+        ["---------- toybench results ----------", "---------- TOYBENCH RESULTS ----------", "--- ToyBench Results ---"]
+    {
+        let (code, report, err) = run_toy(&dir, &toy_log_with_banner(banner_line));
+        assert_eq!(code, Some(0), "{banner_line}: {err}");
+        let run = &report["runs"][0];
+        assert_eq!(run["source"]["parser"], "toybench", "{banner_line}");
+        assert_eq!(run["derived"]["tpot_ms"]["mean"], 12.8042, "{banner_line}");
+        assert_eq!(run["source"]["first_line"], 4, "{banner_line}");
+    }
+    // A line that only the case-folded text does not match is no banner.
+    let (code, _, _) = run_toy(&dir, &toy_log_with_banner("---------- toybench result ----------"));
+    assert_eq!(code, Some(3));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_banner_without_literal_text_is_tried_on_every_line() {
+    // No run of literal text to look for first: every line is tried against the pattern.
+    let dir = toybench_with_banner(r"^\W+ \w+ \w+ \W+$", "noliteral");
+    let (code, report, err) = run_toy(&dir, &toy_log_with_banner("~~~ toybench results ~~~"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(report["runs"][0]["derived"]["tpot_ms"]["mean"], 12.8042);
+    assert_eq!(report["runs"][0]["source"]["first_line"], 4);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_banner_that_matches_every_line_is_refused_naming_file_line_and_field() {
+    // issue 16: a banner matching empty text never matched; it is refused at load (exit 2).
+    for (name, banner) in [("caret", "^"), ("dotstar", ".*")] {
+        let dir = toybench_with_banner(banner, name);
+        let (code, _, err) = run_toy(&dir, &toy_log_with_banner("---------- toybench results ----------"));
+        assert_eq!(code, Some(2), "{banner}: {err}");
+        let file = dir.join("toybench.toml");
+        let want = format!("{}:22:10: block.banner: '{banner}' matches an empty text", file.display());
+        assert!(err.contains(&want), "{banner}: {err}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
