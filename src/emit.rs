@@ -321,6 +321,9 @@ pub fn dstack_metrics(run: &Run) -> (Value, Vec<String>) {
     );
     let e2e_mean = mean(run, "e2e_ms").or(d.per_request.as_ref().and_then(|p| p.e2e_mean_ms));
     let e2e = trio("e2e_ms", e2e_mean, stat(run, "e2e_ms", StatKey::P(50.0)), stat(run, "e2e_ms", StatKey::P(99.0)));
+    if let (Some(_), Some(a)) = (d.tpot_ms.mean, &d.tpot_ms.approximate) {
+        warnings.push(format!("tpot_ms.mean is approximate: {a}"));
+    }
     let count = |name: &str, path: &str, warnings: &mut Vec<String>| {
         let v = run.totals.number(path).map(|x| x as u64);
         if v.is_none() {
@@ -500,10 +503,19 @@ pub fn explain(run: &Run) -> String {
             if let Some(f) = &t.formula {
                 o += &format!("    = {f}\n");
             }
+            if let Some(a) = &t.approximate {
+                o += &format!("    approximate: {a}\n");
+            }
             let inputs: &[&str] = match method {
                 TpotMethod::E2eTtftTokens => &[
                     "reported.e2e_ms.mean",
                     "reported.ttft_ms.mean",
+                    "totals.output_tokens",
+                    "totals.successful_requests",
+                ],
+                TpotMethod::E2eMedianTtftTokens => &[
+                    "reported.e2e_ms.mean",
+                    "reported.ttft_ms.p50",
                     "totals.output_tokens",
                     "totals.successful_requests",
                 ],
