@@ -39,7 +39,7 @@ fn published_blocks_read_as_the_manifest_says() {
     for entry in manifest.as_array().unwrap() {
         let file = entry["file"].as_str().unwrap();
         let tool = entry["tool"].as_str().unwrap();
-        if !["vllm", "sglang", "aiperf", "guidellm"].contains(&tool) {
+        if !["vllm", "sglang", "aiperf", "guidellm", "genai-perf"].contains(&tool) {
             continue;
         }
         let runs = common::normalize_file(&common::samples_dir().join("public").join(file)).unwrap();
@@ -67,4 +67,23 @@ fn an_image_generation_block_is_not_read_as_an_llm_run() {
     assert_eq!(run.totals.number("sent_requests"), Some(1.0));
     assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(50968.1));
     assert!(run.reported.get("ttft_ms").is_none() && run.derived.tpot_ms.mean.is_none());
+}
+
+/// The early genai-perf table (latencies in ns, thousands separators, lower-case labels): its
+/// per-response ITL is kept as ITL and the TPOT comes from E2E, TTFT and the mean output tokens,
+/// computed here from the printed figures.
+#[test]
+fn early_genai_perf_table_in_nanoseconds() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/101-genai-perf.txt")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run.source.parser, "genai-perf-console-early");
+    assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Chunk));
+    assert_eq!(run.reported.stat("itl_ms").and_then(|s| s.get(bench_normalize::report::StatKey::Min)), Some(0.042023));
+    assert!(run.reported.get("tpot_ms").is_none(), "the per-response ITL is never a TPOT");
+    let want = (223_532_625.0 - 13_266_974.0) / 1e6 / (104.0 - 1.0);
+    let got = run.derived.tpot_ms.mean.unwrap();
+    assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    assert_eq!(run.derived.tpot_ms.method, Some(bench_normalize::report::TpotMethod::E2eTtftTokens));
+    assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
 }
