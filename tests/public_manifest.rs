@@ -87,3 +87,24 @@ fn early_genai_perf_table_in_nanoseconds() {
     assert_eq!(run.derived.tpot_ms.method, Some(bench_normalize::report::TpotMethod::E2eTtftTokens));
     assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
 }
+
+/// vLLM's 2023 paragraph output as pasted in issues (several runs, free-text headings between
+/// them): one run per paragraph, each with its own figures; no TPOT, and why.
+#[test]
+fn vllm_2023_paragraphs_are_one_run_each() {
+    for (file, durations, e2e_s) in [
+        ("public/102-vllm.txt", [98.36, 148.03, 157.14], [47.96, 62.97, 71.33]),
+        ("public/103-vllm.txt", [670.81, 777.56, 774.99], [281.92, 334.56, 334.06]),
+    ] {
+        let runs = common::normalize_file(&common::samples_dir().join(file)).unwrap();
+        assert_eq!(runs.len(), 3, "{file}");
+        for (i, run) in runs.iter().enumerate() {
+            assert_eq!(run.source.parser, "vllm-benchmark-serving-v0.1", "{file}");
+            assert_eq!(run.totals.number("duration_s"), Some(durations[i]), "{file} run {i}");
+            let e2e = run.reported.stat("e2e_ms").and_then(|s| s.mean()).unwrap();
+            assert!((e2e - e2e_s[i] * 1000.0).abs() < 1e-6, "{file} run {i}: {e2e}");
+            assert!(run.derived.tpot_ms.mean.is_none() && run.derived.tpot_ms.reason.is_some(), "{file} run {i}");
+            assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted, "{file} run {i}");
+        }
+    }
+}
