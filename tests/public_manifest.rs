@@ -108,3 +108,19 @@ fn vllm_2023_paragraphs_are_one_run_each() {
         }
     }
 }
+
+/// The lower-case ms layout of the same table: its inter-token latency is a time per token (per
+/// response over its tokens, or per request), kept as ITL per token; TPOT from E2E, TTFT and the
+/// mean output length, computed here from the printed figures.
+#[test]
+fn genai_perf_lower_case_ms_table() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/104-genai-perf.txt")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run.source.variant.as_deref(), Some("lower-case-ms"));
+    assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Token));
+    let want = (161.24 - 11.70) / (103.39 - 1.0);
+    let got = run.derived.tpot_ms.mean.unwrap();
+    assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+}
