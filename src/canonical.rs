@@ -350,8 +350,11 @@ pub fn reopen(run: &mut Run, input: &str, index: usize) {
     }
     // Not a per-request figure: `check` verifies that against the tool's own TPOT rows, which a
     // promoted claim would stand in for.
-    let per_request = run.derived.tpot_ms.method == Some(crate::report::TpotMethod::PerRequest);
-    if run.reported.get("tpot_ms").is_none() && !per_request {
+    // Nor one estimated with the median TTFT: that method applies only without TPOT rows, and a
+    // promoted claim would be one.
+    use crate::report::TpotMethod::{E2eMedianTtftTokens, PerRequest};
+    let derived_only = matches!(run.derived.tpot_ms.method, Some(PerRequest | E2eMedianTtftTokens));
+    if run.reported.get("tpot_ms").is_none() && !derived_only {
         if let Some(claimed) = run.derived.tpot_ms.mean {
             let mut st = Stat::default();
             st.set(crate::report::StatKey::Mean, claimed);

@@ -195,7 +195,7 @@ fn object(v: &Value, at: &str, what: &str, keys: &[(&str, Ty, bool)], out: &mut 
 
 const VERDICTS: &[&str] = &["accepted", "rejected", "unusable"];
 const FORMATS: &[&str] = &["stdout", "result-json", "result-jsonl", "result-csv", "report"];
-const METHODS: &[&str] = &["per-request", "e2e-ttft-tokens", "tool-tpot", "claimed"];
+const METHODS: &[&str] = &["per-request", "e2e-ttft-tokens", "e2e-median-ttft-tokens", "tool-tpot", "claimed"];
 
 /// Every shape error of a canonical report: a whole document (`schema_version`, `runs`) or one run.
 pub fn canonical_shape(doc: &Value) -> Vec<ShapeError> {
@@ -392,6 +392,7 @@ fn derived_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
                             ("reason", STR, false),
                             ("verified", Ty::Null(&Ty::Bool), false),
                             ("unverified_reason", STR, false),
+                            ("approximate", STR, false),
                         ],
                         out,
                     )

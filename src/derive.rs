@@ -397,6 +397,9 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
             None => {}
         }
     }
+    if let Some(t) = tpot_from_median_ttft(run, i) {
+        return t;
+    }
     let mut lacking = Vec::new();
     if i.e2e_mean.is_none() {
         lacking.push("mean E2E latency");
@@ -411,6 +414,49 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
         lacking.push("successful requests");
     }
     null(format!("no TPOT row, and {} to derive one; ITL is never used as TPOT", lacking.join(", ")))
+}
+
+/// Method `e2e-median-ttft-tokens`: a run with a mean E2E latency and its token totals but only
+/// the median TTFT (SGLang 0.3.6.post3-0.4.1 result lines write `median_ttft_ms` and no mean). The
+/// median stands in for the mean: `(E2E_mean - TTFT_p50) / (n_avg - 1)`. That is off from method 2
+/// by exactly `(TTFT_mean - TTFT_p50) / (n_avg - 1)`, which the run cannot tell; the figure is
+/// flagged `approximate` with that reason and the size of the effect. None when the run has a mean
+/// TTFT (method 2 applies) or no median TTFT.
+fn tpot_from_median_ttft(run: &Run, i: &Inputs) -> Option<DerivedTpot> {
+    if i.ttft_mean.is_some() {
+        return None;
+    }
+    let ttft = run.reported.stat("ttft_ms")?.get(StatKey::P(50.0)).filter(|t| t.is_finite())?;
+    let (e2e, n) = (i.e2e_mean?, i.n_avg()?);
+    let null = |reason: String| DerivedTpot { reason: Some(reason), ..Default::default() };
+    if n <= 1.0 {
+        return Some(null(format!(
+            "mean output length is {} token(s) per request: TPOT is undefined for one-token outputs",
+            show(n)
+        )));
+    }
+    if e2e - ttft <= 0.0 {
+        return Some(null(format!(
+            "mean E2E latency {} ms is not above the median TTFT {} ms, the only TTFT the run gives: no TPOT can be estimated",
+            show(e2e),
+            show(ttft)
+        )));
+    }
+    let tokens = match (i.output_tokens, i.successful) {
+        (Some(n_out), Some(r)) if r > 0.0 => format!("{} tokens / {} requests", show(n_out), show(r)),
+        _ => format!("{} tokens per request", show(n)),
+    };
+    Some(DerivedTpot {
+        mean: Some(round((e2e - ttft) / (n - 1.0))),
+        method: Some(TpotMethod::E2eMedianTtftTokens),
+        formula: Some(format!("(E2E {} - median TTFT {}) / ({tokens} - 1)", show(e2e), show(ttft))),
+        approximate: Some(format!(
+            "the run gives only the median TTFT, which stands in for the mean: the TPOT is off by (mean TTFT - median TTFT) / {} decode tokens, {} ms for every ms the two differ",
+            show(n - 1.0),
+            show(1.0 / (n - 1.0))
+        )),
+        ..Default::default()
+    })
 }
 
 #[cfg(test)]

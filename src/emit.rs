@@ -370,6 +370,12 @@ pub fn tpot_trio(run: &Run) -> (Option<f64>, Result<(f64, f64), String>) {
         // One source: the mean and its percentiles come from the same arrays or rows.
         Some(TpotMethod::PerRequest) => pair(d.p50, d.p99, "the per-request arrays"),
         Some(TpotMethod::ToolTpot) | Some(TpotMethod::Claimed) => pair(d.p50, d.p99, "the TPOT rows"),
+        // dstack stores exact figures: an estimate (the median TTFT standing in for the mean) is not one.
+        Some(TpotMethod::E2eMedianTtftTokens) => Err(format!(
+            "TPOT {} ms is approximate ({}), and has no percentiles",
+            show(mean),
+            d.approximate.as_deref().unwrap_or("an input the run lacks stood in")
+        )),
         Some(TpotMethod::E2eTtftTokens) | None => match run.reported.stat("tpot_ms") {
             None => Err(format!(
                 "TPOT {} ms is derived from E2E latency as a mean only, and the tool printed no TPOT rows to take \
@@ -667,6 +673,9 @@ pub fn dstack_e2e_metrics(run: &Run) -> (Value, Vec<String>) {
         None => (d.per_request.as_ref().and_then(|p| p.e2e_mean_ms), None, None),
     };
     let e2e = trio("e2e_ms", e2e_mean, e2e_p50, e2e_p99);
+    if let (Some(_), Some(a)) = (d.tpot_ms.mean, &d.tpot_ms.approximate) {
+        warnings.push(format!("tpot_ms.mean is approximate: {a}"));
+    }
     if let Err(why) = percentiles {
         if tpot_mean.is_some() {
             warnings.push(format!("tpot_ms.p50 and p99 are null: {why}"));
@@ -853,10 +862,19 @@ pub fn explain(run: &Run) -> String {
             if let Some(f) = &t.formula {
                 o += &format!("    = {}\n", p(f));
             }
+            if let Some(a) = &t.approximate {
+                o += &format!("    approximate: {a}\n");
+            }
             let inputs: &[&str] = match method {
                 TpotMethod::E2eTtftTokens => &[
                     "reported.e2e_ms.mean",
                     "reported.ttft_ms.mean",
+                    "totals.output_tokens",
+                    "totals.successful_requests",
+                ],
+                TpotMethod::E2eMedianTtftTokens => &[
+                    "reported.e2e_ms.mean",
+                    "reported.ttft_ms.p50",
                     "totals.output_tokens",
                     "totals.successful_requests",
                 ],

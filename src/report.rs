@@ -718,6 +718,10 @@ pub struct DerivedTpot {
     /// Why the claimed TPOT could not be tested (with `verified: false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unverified_reason: Option<String>,
+    /// Set when the method stands an estimate in for an input the run lacks: why the figure is
+    /// approximate and by how much it can be off (`e2e-median-ttft-tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approximate: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -727,6 +731,9 @@ pub enum TpotMethod {
     PerRequest,
     /// `(E2E_mean - TTFT_mean) / (N_out / R - 1)`.
     E2eTtftTokens,
+    /// `(E2E_mean - TTFT_median) / (N_out / R - 1)`: the median TTFT stands in for a mean the run
+    /// does not give (SGLang 0.3.6.post3-0.4.1 result lines); always `approximate`.
+    E2eMedianTtftTokens,
     /// The tool's own TPOT rows.
     ToolTpot,
     /// A hand-written report's `tpot_ms`, as claimed.
@@ -738,6 +745,7 @@ impl TpotMethod {
         match self {
             TpotMethod::PerRequest => "per-request",
             TpotMethod::E2eTtftTokens => "e2e-ttft-tokens",
+            TpotMethod::E2eMedianTtftTokens => "e2e-median-ttft-tokens",
             TpotMethod::ToolTpot => "tool-tpot",
             TpotMethod::Claimed => "claimed",
         }

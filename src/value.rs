@@ -139,6 +139,12 @@ pub fn read(text: &str, kind: Kind, suffix: Option<&regex::Regex>) -> (Read, Opt
     if kind == Kind::Text {
         return if text.is_empty() { (Read::Absent("empty"), None) } else { (Read::Text(text.to_string()), None) };
     }
+    // A cell cut short by its column (Rich prints `2,14…` for 2,145.20): the digits are a prefix
+    // of the figure, which is unknown.
+    let cut = text.strip_suffix('\u{2026}').or_else(|| text.strip_suffix("..."));
+    if cut.is_some_and(|t| t.trim_end().ends_with(|c: char| c.is_ascii_digit() || c == ',' || c == '.')) {
+        return (Read::Unreadable(format!("'{text}' was cut short ('…'): the figure is unknown")), None);
+    }
     let Some((tok, rest)) = lex(text) else {
         return (Read::Unreadable(format!("'{text}' is not a number")), None);
     };
@@ -236,6 +242,16 @@ mod tests {
         assert!(matches!(n("1.2.3"), Read::Unreadable(_)));
         assert!(matches!(n("fast"), Read::Unreadable(_)));
         assert!(matches!(n(""), Read::Unreadable(_)));
+    }
+
+    #[test]
+    fn a_cell_cut_short_is_unknown_not_its_prefix() {
+        // Rich truncates a cell that does not fit its column: `1,971…` is 1,971.xx, `2,14…`
+        // anything from 2,140 to 2,149.99, `154.…` 154.xx.
+        for cut in ["1,971…", "2,14…", "154.…", "12 …", "2,082…"] {
+            assert!(matches!(n(cut), Read::Unreadable(m) if m.contains("cut short")), "{cut}");
+        }
+        assert_eq!(n("1,971.25"), Read::Number(1971.25));
     }
 
     #[test]

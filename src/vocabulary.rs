@@ -26,6 +26,8 @@ pub enum Unit {
     None,
     Ms,
     S,
+    /// Nanoseconds: early genai-perf tables (converted into `ms` or `s`).
+    Ns,
     Requests,
     Tokens,
     ReqPerS,
@@ -40,6 +42,7 @@ impl Unit {
             "" | "none" => Unit::None,
             "ms" => Unit::Ms,
             "s" => Unit::S,
+            "ns" => Unit::Ns,
             "requests" => Unit::Requests,
             "tokens" => Unit::Tokens,
             "req/s" => Unit::ReqPerS,
@@ -55,6 +58,7 @@ impl Unit {
             Unit::None => "",
             Unit::Ms => "ms",
             Unit::S => "s",
+            Unit::Ns => "ns",
             Unit::Requests => "requests",
             Unit::Tokens => "tokens",
             Unit::ReqPerS => "req/s",
@@ -70,6 +74,8 @@ impl Unit {
             (a, b) if a == b => Some(1.0),
             (Unit::S, Unit::Ms) => Some(1000.0),
             (Unit::Ms, Unit::S) => Some(0.001),
+            (Unit::Ns, Unit::Ms) => Some(1e-6),
+            (Unit::Ns, Unit::S) => Some(1e-9),
             (Unit::Ratio, Unit::Pct) => Some(100.0),
             (Unit::Pct, Unit::Ratio) => Some(0.01),
             _ => None,
@@ -210,6 +216,8 @@ mod tests {
     #[test]
     fn units_convert_both_ways() {
         assert_eq!(Unit::S.factor_to(Unit::Ms), Some(1000.0));
+        assert_eq!(Unit::Ns.factor_to(Unit::Ms), Some(1e-6));
+        assert_eq!(Unit::parse("ns"), Some(Unit::Ns));
         assert_eq!(Unit::Ratio.factor_to(Unit::Pct), Some(100.0));
         assert_eq!(Unit::Tokens.factor_to(Unit::Ms), None);
     }

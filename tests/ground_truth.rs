@@ -89,7 +89,7 @@ fn check_sample(truth_path: &Path) -> Vec<String> {
 fn derived_tpot_is_the_truth() {
     let mut truths = common::sample_files("captured", ".truth.json");
     truths.extend(common::sample_files("versions", ".truth.json"));
-    assert_eq!(truths.len(), 36, "the captured (21) and versions (15) samples with truth files");
+    assert_eq!(truths.len(), 38, "the captured (21) and versions (17) samples with truth files");
     let failures: Vec<String> = truths.iter().flat_map(|t| check_sample(t)).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

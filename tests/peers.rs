@@ -4,7 +4,7 @@
 mod common;
 
 use bench_normalize::Run;
-use bench_normalize::report::{Status, TpotMethod};
+use bench_normalize::report::{StatKey, Status, TpotMethod};
 
 fn one(file: &str) -> Run {
     let mut runs = common::normalize_file(&common::samples_dir().join("peers").join(file))
@@ -194,4 +194,36 @@ fn genai_perf_console_csv_and_json_read_alike_and_its_inter_token_latency_is_the
         }
         assert_eq!(json.workload.number("max_concurrency"), Some(4.0));
     }
+}
+
+/// inference-perf 0.7.0 against the emulator (k = 10): the summary and the stage report read alike;
+/// its time_per_output_token is a TPOT, its inter_token_latency is per token with zeros inside
+/// chunks (mean = TPOT, median 0, p99 ~ a chunk gap), its NTPOT includes the TTFT.
+#[test]
+fn inference_perf_lifecycle_reports_and_their_three_per_token_figures() {
+    let truth = common::read_json(&common::samples_dir().join("peers/inference-perf-s2.truth.json"));
+    let measured = truth["measured_by_emulator"]["mean_tpot_ms"].as_f64().unwrap();
+    let chunk_gap = truth["measured_by_emulator"]["mean_chunk_gap_ms"].as_f64().unwrap();
+    let summary = one("inference-perf-s2.summary_lifecycle_metrics.json");
+    let stage = one("inference-perf-s2.stage_0_lifecycle_metrics.json");
+    for run in [&summary, &stage] {
+        assert_eq!(run.source.parser, "inference-perf-lifecycle");
+        assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Token));
+        let d = run.derived.tpot_ms.mean.unwrap();
+        assert!(common::is_truth(d, measured, false), "derived {d} vs measured {measured}");
+        let tool = run.reported.stat("tpot_ms").unwrap().mean().unwrap();
+        assert!(common::is_truth(tool, measured, false), "time_per_output_token {tool} vs measured {measured}");
+        let itl = run.reported.stat("itl_ms").unwrap();
+        assert!(common::is_truth(itl.mean().unwrap(), measured, false), "mean ITL {:?}", itl.mean());
+        assert_eq!(itl.get(StatKey::P(50.0)), Some(0.0), "tokens inside a chunk have a zero gap");
+        let p99 = itl.get(StatKey::P(99.0)).unwrap();
+        assert!((p99 / chunk_gap - 1.0).abs() < 0.1, "ITL p99 {p99} vs a chunk gap {chunk_gap}");
+        // NTPOT = E2E / N, TTFT included: above the TPOT by about TTFT / N.
+        let ntpot = run.reported.stat("latency_per_output_token_ms").unwrap().mean().unwrap();
+        let e2e = run.reported.stat("e2e_ms").unwrap().mean().unwrap();
+        assert!((ntpot - e2e / 512.0).abs() < 0.01, "NTPOT {ntpot} vs E2E / 512 = {}", e2e / 512.0);
+        assert_eq!(run.totals.number("output_tokens"), Some(8192.0));
+        assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+    }
+    assert_eq!(summary.derived.tpot_ms.mean, stage.derived.tpot_ms.mean);
 }

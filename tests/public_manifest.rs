@@ -39,7 +39,7 @@ fn published_blocks_read_as_the_manifest_says() {
     for entry in manifest.as_array().unwrap() {
         let file = entry["file"].as_str().unwrap();
         let tool = entry["tool"].as_str().unwrap();
-        if !["vllm", "sglang", "aiperf", "guidellm"].contains(&tool) {
+        if !["vllm", "sglang", "aiperf", "guidellm", "genai-perf"].contains(&tool) {
             continue;
         }
         let runs = common::normalize_file(&common::samples_dir().join("public").join(file)).unwrap();
@@ -67,4 +67,60 @@ fn an_image_generation_block_is_not_read_as_an_llm_run() {
     assert_eq!(run.totals.number("sent_requests"), Some(1.0));
     assert_eq!(run.reported.stat("e2e_ms").unwrap().mean(), Some(50968.1));
     assert!(run.reported.get("ttft_ms").is_none() && run.derived.tpot_ms.mean.is_none());
+}
+
+/// The early genai-perf table (latencies in ns, thousands separators, lower-case labels): its
+/// per-response ITL is kept as ITL and the TPOT comes from E2E, TTFT and the mean output tokens,
+/// computed here from the printed figures.
+#[test]
+fn early_genai_perf_table_in_nanoseconds() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/101-genai-perf.txt")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run.source.parser, "genai-perf-console-early");
+    assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Chunk));
+    assert_eq!(run.reported.stat("itl_ms").and_then(|s| s.get(bench_normalize::report::StatKey::Min)), Some(0.042023));
+    assert!(run.reported.get("tpot_ms").is_none(), "the per-response ITL is never a TPOT");
+    let want = (223_532_625.0 - 13_266_974.0) / 1e6 / (104.0 - 1.0);
+    let got = run.derived.tpot_ms.mean.unwrap();
+    assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    assert_eq!(run.derived.tpot_ms.method, Some(bench_normalize::report::TpotMethod::E2eTtftTokens));
+    assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+}
+
+/// vLLM's 2023 paragraph output as pasted in issues (several runs, free-text headings between
+/// them): one run per paragraph, each with its own figures; no TPOT, and why.
+#[test]
+fn vllm_2023_paragraphs_are_one_run_each() {
+    for (file, durations, e2e_s) in [
+        ("public/102-vllm.txt", [98.36, 148.03, 157.14], [47.96, 62.97, 71.33]),
+        ("public/103-vllm.txt", [670.81, 777.56, 774.99], [281.92, 334.56, 334.06]),
+    ] {
+        let runs = common::normalize_file(&common::samples_dir().join(file)).unwrap();
+        assert_eq!(runs.len(), 3, "{file}");
+        for (i, run) in runs.iter().enumerate() {
+            assert_eq!(run.source.parser, "vllm-benchmark-serving-v0.1", "{file}");
+            assert_eq!(run.totals.number("duration_s"), Some(durations[i]), "{file} run {i}");
+            let e2e = run.reported.stat("e2e_ms").and_then(|s| s.mean()).unwrap();
+            assert!((e2e - e2e_s[i] * 1000.0).abs() < 1e-6, "{file} run {i}: {e2e}");
+            assert!(run.derived.tpot_ms.mean.is_none() && run.derived.tpot_ms.reason.is_some(), "{file} run {i}");
+            assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted, "{file} run {i}");
+        }
+    }
+}
+
+/// The lower-case ms layout of the same table: its inter-token latency is a time per token (per
+/// response over its tokens, or per request), kept as ITL per token; TPOT from E2E, TTFT and the
+/// mean output length, computed here from the printed figures.
+#[test]
+fn genai_perf_lower_case_ms_table() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/104-genai-perf.txt")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run.source.variant.as_deref(), Some("lower-case-ms"));
+    assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Token));
+    let want = (161.24 - 11.70) / (103.39 - 1.0);
+    let got = run.derived.tpot_ms.mean.unwrap();
+    assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
 }

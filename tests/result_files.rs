@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use bench_normalize::report::TpotMethod;
+use bench_normalize::report::{StatKey, TpotMethod, Verdict};
 use bench_normalize::{Error, Options, Run, normalize, normalize_str};
 
 fn one(path: &Path) -> Run {
@@ -50,9 +50,19 @@ fn stdout_and_result_file_agree_and_per_request_tpot_is_true() {
             ] {
                 close(key, text.totals.number(key), json.totals.number(key), &mut failures);
             }
+            // SGLang 0.3.6.post3-0.4.1 lines write only the medians of TTFT and ITL and no TPOT:
+            // their medians are compared instead, and the file must not have a TPOT.
+            let medians_only = json.reported.stat("ttft_ms").is_some_and(|s| s.mean().is_none());
             for stat in ["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"] {
-                let mean = |r: &Run| r.reported.stat(stat).and_then(|s| s.mean());
-                close(stat, mean(&text), mean(&json), &mut failures);
+                if medians_only && stat == "tpot_ms" {
+                    if json.reported.get("tpot_ms").is_some() {
+                        failures.push(format!("{name}: a medians-only line with a TPOT"));
+                    }
+                    continue;
+                }
+                let key = if medians_only && stat != "e2e_ms" { StatKey::P(50.0) } else { StatKey::Mean };
+                let pick = |r: &Run| r.reported.stat(stat).and_then(|s| s.get(key));
+                close(stat, pick(&text), pick(&json), &mut failures);
             }
             close(
                 "max_concurrency",
@@ -92,10 +102,75 @@ fn stdout_and_result_file_agree_and_per_request_tpot_is_true() {
         }
     }
     assert_eq!(
-        checked, 33,
+        checked, 35,
         "stdout samples that have a result file (all but the s4 sweep, whose steps are separate files)"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// SGLang 0.3.6.post3-0.4.1 result lines hold only the median TTFT: TPOT is estimated with the
+/// median standing in for the mean (`e2e-median-ttft-tokens`), flagged approximate with the reason,
+/// and still lands on the TPOT the emulator measured; the same run's stdout (which prints the mean
+/// TTFT) shows the estimate is off by exactly what the note says.
+#[test]
+fn sglang_041_median_ttft_stands_in_flagged_approximate() {
+    for stem in ["versions/sglang0.4.1-oai-s2", "versions/sglang0.4.1-s1"] {
+        let dir = common::samples_dir();
+        let json = one(&dir.join(format!("{stem}.result.jsonl")));
+        let text = one(&dir.join(format!("{stem}.stdout.txt")));
+        let truth = common::read_json(&dir.join(format!("{stem}.truth.json")));
+        let measured = truth["measured_by_emulator"]["mean_tpot_ms"].as_f64().unwrap();
+        let d = &json.derived.tpot_ms;
+        assert_eq!(json.source.variant.as_deref(), Some("0.3.6.post3-0.4.1"), "{stem}");
+        assert_eq!(d.method, Some(TpotMethod::E2eMedianTtftTokens), "{stem}: {d:?}");
+        let why = d.approximate.as_deref().unwrap_or_else(|| panic!("{stem}: not flagged approximate"));
+        assert!(why.contains("median TTFT"), "{stem}: {why}");
+        let tpot = d.mean.unwrap();
+        assert!(common::is_truth(tpot, measured, false), "{stem}: {tpot} vs the emulator's {measured}");
+        // Method 2 with the stdout's mean TTFT (2 decimals): the estimate differs from it by
+        // (mean TTFT - median TTFT) / (n - 1), the error the note names.
+        let n = json.totals.number("output_tokens").unwrap() / json.totals.number("successful_requests").unwrap();
+        let mean_ttft = text.reported.stat("ttft_ms").and_then(|s| s.mean()).unwrap();
+        let median_ttft = json.reported.stat("ttft_ms").and_then(|s| s.get(StatKey::P(50.0))).unwrap();
+        let e2e = json.reported.stat("e2e_ms").and_then(|s| s.mean()).unwrap();
+        let exact = (e2e - mean_ttft) / (n - 1.0);
+        let error = (mean_ttft - median_ttft) / (n - 1.0);
+        assert!((tpot - exact - error).abs() < 0.006 / (n - 1.0) + 1e-4, "{stem}: {tpot} vs {exact} + {error}");
+        assert_eq!(json.verdict, Verdict::Accepted, "{stem}");
+        // The stdout, with its mean TTFT, uses the exact method.
+        assert_eq!(text.derived.tpot_ms.method, Some(TpotMethod::E2eTtftTokens), "{stem}");
+        assert!(text.derived.tpot_ms.approximate.is_none(), "{stem}");
+    }
+}
+
+/// The median-TTFT estimate only where the mean is missing, and never past what the run allows.
+#[test]
+fn median_ttft_stands_in_only_for_a_missing_mean() {
+    let line = |extra: &str| {
+        format!(
+            r#"{{"backend": "sglang-oai", "dataset_name": "random", "max_concurrency": 4, "completed": 16, "duration": 26.78, "total_output_tokens": 8192, "mean_e2e_latency_ms": 6689.39{extra}}}"#
+        )
+    };
+    let derive = |text: String| {
+        let runs = normalize_str(&text, "runs.jsonl").unwrap();
+        runs[0].derived.tpot_ms.clone()
+    };
+    // The median alone: (6689.39 - 147.26) / (512 - 1), approximate.
+    let d = derive(line(r#", "median_ttft_ms": 147.26"#));
+    assert_eq!(d.method, Some(TpotMethod::E2eMedianTtftTokens));
+    assert!((d.mean.unwrap() - (6689.39 - 147.26) / 511.0).abs() < 1e-4, "{d:?}");
+    assert!(d.approximate.is_some());
+    // With the mean as well: the exact method, not approximate.
+    let d = derive(line(r#", "median_ttft_ms": 147.26, "mean_ttft_ms": 149.12"#));
+    assert_eq!(d.method, Some(TpotMethod::E2eTtftTokens));
+    assert!(d.approximate.is_none());
+    // A median TTFT above the mean E2E: no estimate, and why.
+    let d = derive(line(r#", "median_ttft_ms": 7000"#));
+    assert_eq!(d.mean, None);
+    assert!(d.reason.as_deref().is_some_and(|r| r.contains("median TTFT 7000")), "{d:?}");
+    // No TTFT at all: undefined as before.
+    let d = derive(line(""));
+    assert_eq!((d.mean, d.method), (None, None));
 }
 
 #[test]
