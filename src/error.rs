@@ -7,6 +7,7 @@
 //! | 2 | usage error (bad flags or arguments, a bad parser definition given with --parsers) |
 //! | 3 | no benchmark result found in an input, or an input could not be parsed |
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
+//! | 5 | `run`: the benchmark client failed (a non-zero exit, a signal, or it could not be started); what it printed is still reported |
 
 use std::fmt;
 use std::io;
@@ -19,6 +20,9 @@ pub enum ExitCode {
     Usage = 2,
     NoResult = 3,
     Io = 4,
+    /// `bench-normalize run`: the client exited non-zero, was ended by a signal, or could not
+    /// be started. Whatever result it printed is still reported.
+    ClientFailed = 5,
 }
 
 /// Where an error points in an input: a line, and a column when known.
@@ -78,6 +82,10 @@ pub enum Error {
     /// Bad flags or arguments.
     #[error("{0}")]
     Usage(String),
+
+    /// `bench-normalize run`: the benchmark client failed or could not be started.
+    #[error("{command}: {message}")]
+    Client { command: String, message: String },
 }
 
 fn quote(text: Option<&str>) -> String {
@@ -93,6 +101,7 @@ impl Error {
             Error::Io { .. } | Error::Write { .. } => ExitCode::Io,
             Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } => ExitCode::NoResult,
             Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
+            Error::Client { .. } => ExitCode::ClientFailed,
         }
     }
 
@@ -105,6 +114,7 @@ impl Error {
             Error::Report { .. } => "report-shape",
             Error::Definition { .. } => "definition",
             Error::Usage(_) => "usage",
+            Error::Client { .. } => "client",
         }
     }
 
@@ -115,6 +125,7 @@ impl Error {
             Error::Write { output, .. } => Some(output),
             Error::Parse { at, .. } => Some(&at.input),
             Error::Definition { file, .. } => Some(file),
+            Error::Client { command, .. } => Some(command),
             Error::Usage(_) => None,
         }
     }

@@ -32,6 +32,7 @@
 //! ```
 
 pub mod canonical;
+pub mod client;
 pub mod definition;
 pub mod derive;
 pub mod detect;
