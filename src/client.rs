@@ -536,10 +536,13 @@ struct Outputs {
     live: Box<dyn Write + Send>,
     log: File,
     log_failed: Option<io::Error>,
+    /// The last byte shown: what comes after the client's output starts on a line of its own.
+    last: Option<u8>,
 }
 
 impl Outputs {
     fn write(&mut self, bytes: &[u8]) {
+        self.last = bytes.last().copied().or(self.last);
         // A closed stderr does not stop the benchmark; a log that cannot be written is said at the end.
         let _ = self.live.write_all(bytes).and_then(|_| self.live.flush());
         if self.log_failed.is_none() {
@@ -630,7 +633,7 @@ fn launch(command: &[String], log: File, live: Box<dyn Write + Send>) -> io::Res
         });
         (forwarder, handle)
     };
-    let out = Arc::new(Mutex::new(Outputs { live, log, log_failed: None }));
+    let out = Arc::new(Mutex::new(Outputs { live, log, log_failed: None, last: None }));
     let mut pumps = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         let out = Arc::clone(&out);
@@ -654,6 +657,11 @@ fn launch(command: &[String], log: File, live: Box<dyn Write + Send>) -> io::Res
     let forwarded = Vec::new();
     let status = status?;
     let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    if out.last.is_some_and(|b| b != b'\n') {
+        // A progress bar's `\r` (or a last line without its end): the diagnostics after it
+        // would overwrite it.
+        let _ = out.live.write_all(b"\n").and_then(|_| out.live.flush());
+    }
     if let Some(e) = out.log_failed.take() {
         return Err(e);
     }
@@ -945,9 +953,14 @@ pub const AGREEMENT_RULE: &str = "output-matches-result-file";
 /// `per-request`) with the printed figures the file lacks, derived and validated again, and the
 /// printed figures checked against the file's ([`AGREEMENT_RULE`]).
 pub fn combine(mut printed: Vec<Run>, mut filed: Vec<Run>, policy: &Policy) -> Vec<Run> {
-    let (Some(p), Some(f)) = (printed.pop(), filed.pop()) else {
-        printed.append(&mut filed);
-        return printed;
+    let (p, f) = match (printed.pop(), filed.pop()) {
+        (Some(p), Some(f)) => (p, f),
+        (p, f) => {
+            printed.extend(p);
+            filed.extend(f);
+            printed.append(&mut filed);
+            return printed;
+        }
     };
     let merged = merge(f, p, policy);
     printed.append(&mut filed);

@@ -14,7 +14,7 @@ the real client's flags, as the real client would:
 
 Knobs (environment): FAKE_EXIT=N exits N after the run; FAKE_WAIT=1 then says "fake client:
 waiting" on stderr and sleeps until a SIGINT, which ends it with status 130 (as an interrupted
-client); FAKE_TAMPER=1 writes a result file whose mean TTFT is not the printed one.
+client); FAKE_NO_FILE=1 makes the vLLM stand-in write no result file; FAKE_TAMPER=1 writes a result file whose mean TTFT is not the printed one.
 """
 import json
 import os
@@ -68,9 +68,9 @@ def result_docs(sample, ext, details):
 
 def finish():
     if os.environ.get("FAKE_WAIT"):
-        sys.stderr.write("fake client: waiting\n")
-        sys.stderr.flush()
         try:
+            sys.stderr.write("fake client: waiting\n")
+            sys.stderr.flush()
             time.sleep(60)
         except KeyboardInterrupt:
             sys.stderr.write("fake client: interrupted\n")
@@ -83,7 +83,7 @@ def vllm(args):
     metrics = flag(args, "--percentile-metrics")
     metrics = metrics.split(",") if isinstance(metrics, str) else ["ttft", "tpot", "itl"]
     show_output(sample, lambda line: "E2EL" not in line or "e2el" in metrics)
-    if flag(args, "--save-result"):
+    if flag(args, "--save-result") and not os.environ.get("FAKE_NO_FILE"):
         d, name = flag(args, "--result-dir"), flag(args, "--result-filename")
         name = name if isinstance(name, str) else "openai-infqps-concurrency4-fake.json"
         path = os.path.join(d, name) if isinstance(d, str) else name
