@@ -19,7 +19,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::report::{Check, ClientRun, Figure, Figures, Note, Row, Severity, Stat, Status, Verdict};
+use crate::report::{Check, ClientRun, Figure, Figures, Note, Row, Severity, Status, Verdict};
 use crate::{Error, Options, Policy, Run, derive, validate};
 
 /// One benchmark client `run` knows: how it is invoked, what it needs added, where its result is.
@@ -1156,14 +1156,6 @@ fn annotate(run: &mut Run, plan: &Plan, info: &ClientRun, policy: &Policy) {
         run.checks.extend(agreement);
         settle_verdict(run, policy);
     }
-}
-
-/// A stat's mean, for tests and callers.
-pub fn mean(run: &Run, path: &str) -> Option<f64> {
-    run.figure(path).and_then(|f| match f {
-        Figure::Stat(s) => Stat::mean(s),
-        other => other.as_f64(),
-    })
 }
 
 #[cfg(test)]

@@ -423,11 +423,16 @@ fn every_captured_output_agrees_with_its_result_file() {
     for dir in ["captured", "versions", "peers"] {
         for file in common::sample_files(dir, ".stdout.txt") {
             let stem = file.to_string_lossy().replace(".stdout.txt", "");
-            let result =
-                [".result.json", ".result.jsonl", ".profile_export_aiperf.json", ".profile_export_genai_perf.json"]
-                    .iter()
-                    .map(|s| format!("{stem}{s}"))
-                    .find(|p| Path::new(p).exists());
+            let result = [
+                ".result.json",
+                ".result.jsonl",
+                ".profile_export_aiperf.json",
+                ".profile_export_genai_perf.json",
+                ".benchmarks.json",
+            ]
+            .iter()
+            .map(|s| format!("{stem}{s}"))
+            .find(|p| Path::new(p).exists());
             let Some(result) = result else { continue };
             let printed = common::normalize_file(&file).unwrap();
             let filed = common::normalize_file(Path::new(&result)).unwrap();
@@ -445,6 +450,9 @@ fn every_captured_output_agrees_with_its_result_file() {
                 common::sample_name(&file),
                 c.message
             );
+            // Not a vacuous pass: the figures compared are counted in the message.
+            let compared: usize = c.message.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            assert!(compared >= 8, "{}: {}", common::sample_name(&file), c.message);
         }
     }
     assert!(pairs >= 30, "pairs checked: {pairs}");
