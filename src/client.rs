@@ -798,12 +798,21 @@ pub struct Outcome {
 /// The name of the client's output log in the private directory.
 pub const OUTPUT_LOG: &str = "client-output.log";
 
+/// How `run` runs a client.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Keep the private directory here (created if missing) instead of a temporary one removed
+    /// at the end.
+    pub keep: Option<PathBuf>,
+    /// Run the command exactly as given, adding nothing (a client too old for a flag `run` adds).
+    pub as_given: bool,
+}
+
 /// Run `given` (a benchmark client command), showing its output on `live`, and read what it
-/// printed and the result file it wrote as one run. `keep`: keep the private directory there
-/// (created if missing) instead of a temporary one removed at the end.
+/// printed and the result file it wrote as one run.
 pub fn run(
     given: &[String],
-    keep: Option<&Path>,
+    settings: &Settings,
     opts: &Options,
     live: Box<dyn Write + Send>,
 ) -> Result<Outcome, Error> {
@@ -813,6 +822,7 @@ pub fn run(
     }
     let io_err = |what: &str, source| Error::Io { input: what.to_string(), source };
     let temp;
+    let keep = settings.keep.as_deref();
     let private: PathBuf = match keep {
         Some(dir) => {
             fs::create_dir_all(dir).map_err(|e| io_err(&dir.display().to_string(), e))?;
@@ -826,7 +836,11 @@ pub fn run(
             temp.path().to_path_buf()
         }
     };
-    let plan = plan(given, &private);
+    let mut plan = plan(given, &private);
+    if settings.as_given {
+        plan.command = plan.given.clone();
+        plan.added.clear();
+    }
     let mut warnings = Vec::new();
     if plan.client.is_none() {
         warnings.push(format!(

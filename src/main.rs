@@ -58,6 +58,9 @@ enum Command {
         /// temporary directory removed at the end.
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// Run the command exactly as given: add no flag (for a client too old for one `run` adds).
+        #[arg(long)]
+        as_given: bool,
         /// The client command, after `--`: `vllm bench serve ...`, `python -m
         /// sglang.bench_serving ...`, `genai-perf profile ...`, `aiperf profile ...`.
         #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -171,7 +174,10 @@ fn main() {
     };
     let (files, common, reports_only) = match cli.command {
         Some(Command::Check { file, common }) => (vec![file], common, true),
-        Some(Command::Run { common, keep, command }) => process::exit(run_client(&command, keep, common) as i32),
+        Some(Command::Run { common, keep, as_given, command }) => {
+            let settings = bench_normalize::client::Settings { keep, as_given };
+            process::exit(run_client(&command, &settings, common) as i32)
+        }
         Some(Command::Schema) => process::exit(print_schema() as i32),
         Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
         Some(Command::Completions { shell }) => {
@@ -378,7 +384,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
 /// `bench-normalize run -- <client command>`: run the client ([`bench_normalize::client`]) and
 /// report its run as the other modes report theirs. The exit code is the report's, or 5 when the
 /// client failed (which wins: the agent must know the benchmark did not finish).
-fn run_client(command: &[String], keep: Option<PathBuf>, c: Common) -> ExitCode {
+fn run_client(command: &[String], settings: &bench_normalize::client::Settings, c: Common) -> ExitCode {
     let setup = policy_of(&c).and_then(|policy| Ok((policy, load_definitions(c.parsers.as_deref())?)));
     let (policy, definitions) = match setup {
         Ok(s) => s,
@@ -388,7 +394,7 @@ fn run_client(command: &[String], keep: Option<PathBuf>, c: Common) -> ExitCode 
         }
     };
     let opts = Options { definitions, policy, reports_only: false, pipelined: false, ready: None };
-    let outcome = match bench_normalize::client::run(command, keep.as_deref(), &opts, Box::new(io::stderr())) {
+    let outcome = match bench_normalize::client::run(command, settings, &opts, Box::new(io::stderr())) {
         Ok(o) => o,
         Err(e) => {
             report_error(c.error_format, &e);

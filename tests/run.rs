@@ -275,6 +275,22 @@ fn an_appended_result_file_is_read_from_where_this_run_started() {
     assert!(kept.starts_with(&earlier) && kept.len() > earlier.len(), "the user's file grew and stays");
 }
 
+/// --as-given adds nothing: the client (vLLM saving nothing unasked) is read from its output.
+#[test]
+fn as_given_adds_nothing() {
+    let scene = Scene::new();
+    let out = scene.run(&["--as-given"], VLLM, "captured/vllm-s2", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = only_run(&out);
+    assert_eq!(strings(&run["source"]["run"]["command"]), VLLM);
+    assert_eq!(run["source"]["run"]["added_flags"], serde_json::json!([]));
+    assert_eq!(run["source"]["parser"], "vllm-bench-serve");
+    // Without --percentile-metrics ...,e2el the stand-in, like vLLM, prints no E2E row: the
+    // run says TPOT cannot be derived from E2E, and the tool's own TPOT is what is left.
+    assert_ne!(run["derived"]["tpot_ms"]["method"], "per-request");
+    scene.assert_clean();
+}
+
 /// --keep DIR keeps the client's output log and the result file.
 #[test]
 fn keep_keeps_the_output_and_the_result_file() {
