@@ -1162,6 +1162,16 @@ fn annotate(run: &mut Run, plan: &Plan, info: &ClientRun, policy: &Policy) {
             }
         }
     }
+    if run.workload.get("api").is_none() {
+        if let Some((api, from)) = api_of(plan, run) {
+            run.workload.set("api", "workload.api", Figure::Text(api.into()));
+            run.notes.push(Note {
+                code: "workload-from-command".into(),
+                message: format!("workload.api is {api}, from {from}"),
+                line: None,
+            });
+        }
+    }
     run.source.run = Some(info.clone());
     if changed {
         let agreement = run.checks.iter().find(|c| c.id == AGREEMENT_RULE).cloned();
@@ -1170,6 +1180,31 @@ fn annotate(run: &mut Run, plan: &Plan, info: &ClientRun, policy: &Policy) {
         run.checks.extend(agreement);
         settle_verdict(run, policy);
     }
+}
+
+/// The OpenAI API the client called (dstack's `workload.api`: `chat_completions` or
+/// `completions`), from the endpoint or endpoint type on the command line, else the backend
+/// (vLLM's and SGLang's `openai`/`sglang-oai`/`vllm` backends call completions, their `*-chat`
+/// ones chat completions; SGLang's native `sglang` backend calls neither); and what said so.
+fn api_of(plan: &Plan, run: &Run) -> Option<(&'static str, String)> {
+    let api = |text: &str| -> Option<&'static str> {
+        let t = text.trim().trim_end_matches('/');
+        if t.contains("chat") {
+            Some("chat_completions")
+        } else if t.ends_with("completions") || matches!(t, "openai" | "vllm" | "sglang-oai" | "lmdeploy" | "tgi") {
+            Some("completions")
+        } else {
+            None
+        }
+    };
+    for flag in ["--endpoint", "--endpoint-type"] {
+        if let Some(v) = plan.flag(flag) {
+            return api(v).map(|a| (a, format!("the command line's {flag} {v}")));
+        }
+    }
+    let backend =
+        run.workload.text("backend").map(String::from).or_else(|| plan.flag("--backend").map(String::from))?;
+    api(&backend).map(|a| (a, format!("the backend {backend}")))
 }
 
 #[cfg(test)]

@@ -179,6 +179,7 @@ fn vllm_run_adds_flags_and_reads_output_and_file_as_one_run() {
     assert!(w["command"].as_str().unwrap().starts_with("vllm bench serve --backend openai"));
     assert_eq!((w["num_prompts"].as_u64(), w["max_concurrency"].as_u64()), (Some(16), Some(4)));
     assert_eq!((w["input_len"].as_u64(), w["output_len"].as_u64()), (Some(1024), Some(512)));
+    assert_eq!(w["api"], "completions");
 
     // The client's own output showed on stderr (E2EL rows too: --percentile-metrics was added).
     let err = stderr(&out);
@@ -205,6 +206,7 @@ fn sglang_run_adds_output_file_and_details() {
     assert!(common::is_truth(run["derived"]["tpot_ms"]["mean"].as_f64().unwrap(), true_tpot, false));
     assert_eq!(check(&run, "output-matches-result-file")["status"], "pass");
     assert_eq!(run["workload"]["benchmark_tool"], "sglang.bench_serving");
+    assert_eq!(run["workload"]["api"], "completions", "backend sglang-oai");
     // Without the added --output-file the stand-in, like SGLang, would write into the working directory.
     scene.assert_clean();
 }
