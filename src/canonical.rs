@@ -34,6 +34,7 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
             last_line: origin.last_line,
             truncated: origin.truncated,
             semantics: Semantics::default(),
+            run: None,
         },
         workload: Figures::default(),
         totals: Figures::default(),

@@ -8,6 +8,7 @@
 //! | 3 | no benchmark result found in an input, or an input could not be parsed |
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
 //! | 5 | a run cannot be written in the output format asked for: it lacks a figure the format requires (`--format dstack`: dstack's model), or the consumer's model would reject it; the message names the figure and how to get it |
+//! | 6 | `run`: the benchmark client failed (a non-zero exit, a signal, or it could not be started); what it printed is still reported |
 
 use std::borrow::Cow;
 use std::fmt;
@@ -23,6 +24,9 @@ pub enum ExitCode {
     Io = 4,
     /// A run the output format cannot hold (see [`Error::Unwritable`]).
     Unwritable = 5,
+    /// `bench-normalize run`: the client exited non-zero, was ended by a signal, or could not
+    /// be started. Whatever result it printed is still reported.
+    ClientFailed = 6,
 }
 
 /// Where an error points in an input: a line, and a column when known.
@@ -87,6 +91,9 @@ pub enum Error {
     /// lacks and how to get it. Never filled with a guess.
     #[error("{at}: run {run}: cannot be written as {format}: {message}")]
     Unwritable { at: String, input: String, line: Option<usize>, run: usize, format: String, message: String },
+    /// `bench-normalize run`: the benchmark client failed or could not be started.
+    #[error("{command}: {message}")]
+    Client { command: String, message: String },
 }
 
 fn quote(text: Option<&str>) -> String {
@@ -103,6 +110,7 @@ impl Error {
             Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } => ExitCode::NoResult,
             Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
             Error::Unwritable { .. } => ExitCode::Unwritable,
+            Error::Client { .. } => ExitCode::ClientFailed,
         }
     }
 
@@ -116,6 +124,7 @@ impl Error {
             Error::Definition { .. } => "definition",
             Error::Usage(_) => "usage",
             Error::Unwritable { .. } => "unwritable",
+            Error::Client { .. } => "client",
         }
     }
 
@@ -127,6 +136,7 @@ impl Error {
             Error::Parse { at, .. } => Some(&at.input),
             Error::Definition { file, .. } => Some(file),
             Error::Unwritable { input, .. } => Some(input),
+            Error::Client { command, .. } => Some(command),
             Error::Usage(_) => None,
         }
     }

@@ -33,6 +33,7 @@
 
 pub mod canonical;
 pub mod check;
+pub mod client;
 pub mod definition;
 pub mod derive;
 pub mod detect;

@@ -23,7 +23,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
 /// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
-/// requires is missing; the message says how to get it).
+/// requires is missing; the message says how to get it), 6 the client `run` ran failed.
 #[derive(Parser, Debug)]
 #[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -47,6 +47,26 @@ enum Command {
         file: PathBuf,
         #[command(flatten)]
         common: Common,
+    },
+    /// Run a benchmark client and report its run: `bench-normalize run [OPTIONS] -- vllm bench
+    /// serve ...`. The flags exact figures need are added where the command lacks them (see the
+    /// README, "Running the benchmark"); the client's output shows live on stderr; its output and
+    /// result file are read as one run. Exit code 6: the client failed (its result is still
+    /// reported).
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Keep the client's output log and result file in DIR (created if missing) instead of a
+        /// temporary directory removed at the end.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+        /// Run the command exactly as given: add no flag (for a client too old for one `run` adds).
+        #[arg(long)]
+        as_given: bool,
+        /// The client command, after `--`: `vllm bench serve ...`, `python -m
+        /// sglang.bench_serving ...`, `genai-perf profile ...`, `aiperf profile ...`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
     /// Print the JSON Schema of the canonical report.
     Schema,
@@ -172,6 +192,10 @@ fn main() {
     };
     let (files, common, reports_only) = match cli.command {
         Some(Command::Check { file, common }) => (vec![file], common, true),
+        Some(Command::Run { common, keep, as_given, command }) => {
+            let settings = bench_normalize::client::Settings { keep, as_given };
+            process::exit(run_client(&command, &settings, common) as i32)
+        }
         Some(Command::Schema) => process::exit(print_schema() as i32),
         Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
         Some(Command::Completions { shell }) => {
@@ -352,29 +376,12 @@ fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
 }
 
 fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
-    for (name, v) in [
-        ("--capacity-tolerance", c.capacity_tolerance),
-        ("--e2e-capacity-tolerance", c.e2e_capacity_tolerance),
-        ("--throughput-tolerance", c.throughput_tolerance),
-        ("--tpot-tolerance", c.tpot_tolerance),
-        ("--itl-chunk-ratio", c.itl_chunk_ratio),
-        ("--token-count-tolerance", c.token_count_tolerance),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            report_error(c.error_format, &Error::Usage(format!("{name} must be a finite number >= 0, got {v}")));
-            return ExitCode::Usage;
+    let policy = match policy_of(&c) {
+        Ok(p) => p,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
         }
-    }
-    let policy = Policy {
-        strict: c.strict,
-        tolerances: Tolerances {
-            capacity: c.capacity_tolerance,
-            e2e_capacity: c.e2e_capacity_tolerance,
-            throughput: c.throughput_tolerance,
-            tpot_agreement: c.tpot_tolerance,
-            itl_chunk_ratio: c.itl_chunk_ratio,
-            token_count: c.token_count_tolerance,
-        },
     };
     let definitions = match load_definitions(c.parsers.as_deref()) {
         Ok(d) => d,
@@ -385,16 +392,7 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     };
     // One input: its blocks are read on a second core (many inputs use the cores one file each).
     let opts = Options { definitions, policy, reports_only, pipelined: true, ready: None };
-    let format = match (c.explain, c.format) {
-        (true, _) => OutputFormat::Explain,
-        (_, Fmt::Json) => OutputFormat::Json,
-        (_, Fmt::Jsonl) => OutputFormat::Jsonl,
-        (_, Fmt::Table) => OutputFormat::Table,
-        (_, Fmt::Csv) => OutputFormat::Csv,
-        (_, Fmt::Dstack) => OutputFormat::Dstack,
-        (_, Fmt::DstackE2e) => OutputFormat::DstackE2e,
-        (_, Fmt::LlmdBr) => OutputFormat::LlmdBr,
-    };
+    let format = output_format(&c);
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
     let to_terminal = stdout.is_terminal();
@@ -583,6 +581,114 @@ fn tee_clash(path: &Path, meta: &std::fs::Metadata, inputs: &[PathBuf]) -> Optio
             .find(|i| std::fs::canonicalize(i).is_ok_and(|c| c == target))
             .map(|i| format!("it is the input {}", i.display()))
     }
+}
+
+/// `bench-normalize run -- <client command>`: run the client ([`bench_normalize::client`]) and
+/// report its run as the other modes report theirs. The exit code is the report's, or 6 when the
+/// client failed (which wins: the agent must know the benchmark did not finish).
+fn run_client(command: &[String], settings: &bench_normalize::client::Settings, c: Common) -> ExitCode {
+    let setup = policy_of(&c).and_then(|policy| Ok((policy, load_definitions(c.parsers.as_deref())?)));
+    let (policy, definitions) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
+    };
+    let opts = Options { definitions, policy, reports_only: false, pipelined: false, ready: None };
+    let outcome = match bench_normalize::client::run(command, settings, &opts, Box::new(io::stderr())) {
+        Ok(o) => o,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
+    };
+    let stdout = io::stdout();
+    let to_terminal = stdout.is_terminal();
+    let mut out = Output {
+        out: io::BufWriter::new(stdout.lock()),
+        format: output_format(&c),
+        runs: Vec::new(),
+        rejected: false,
+        error_format: c.error_format,
+        worst: ExitCode::Ok,
+        strict: c.strict,
+        csv: emit::CsvWriter::new(),
+        json: emit::JsonReport::new(to_terminal),
+        to_terminal,
+        input_streams: false,
+    };
+    for w in &outcome.warnings {
+        report_run_warning(c.error_format, w);
+    }
+    for e in outcome.diagnostics {
+        report_error(c.error_format, &e);
+        out.worst = out.worst.max(e.exit_code());
+    }
+    for run in outcome.runs {
+        if let Err(e) = out.run(run) {
+            return out.stopped(c.error_format, &e);
+        }
+    }
+    if let Err(source) = out.finish() {
+        return out.stopped(c.error_format, &Error::Write { output: "stdout".into(), source });
+    }
+    match outcome.failed {
+        Some(e) => {
+            report_error(c.error_format, &e);
+            out.code().max(e.exit_code())
+        }
+        None => out.code(),
+    }
+}
+
+/// The policy the flags give, or a usage error for a tolerance that is no number >= 0.
+fn policy_of(c: &Common) -> Result<Policy, Error> {
+    for (name, v) in [
+        ("--capacity-tolerance", c.capacity_tolerance),
+        ("--e2e-capacity-tolerance", c.e2e_capacity_tolerance),
+        ("--throughput-tolerance", c.throughput_tolerance),
+        ("--tpot-tolerance", c.tpot_tolerance),
+        ("--itl-chunk-ratio", c.itl_chunk_ratio),
+        ("--token-count-tolerance", c.token_count_tolerance),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::Usage(format!("{name} must be a finite number >= 0, got {v}")));
+        }
+    }
+    Ok(Policy {
+        strict: c.strict,
+        tolerances: Tolerances {
+            capacity: c.capacity_tolerance,
+            e2e_capacity: c.e2e_capacity_tolerance,
+            throughput: c.throughput_tolerance,
+            tpot_agreement: c.tpot_tolerance,
+            itl_chunk_ratio: c.itl_chunk_ratio,
+            token_count: c.token_count_tolerance,
+        },
+    })
+}
+
+fn output_format(c: &Common) -> OutputFormat {
+    match (c.explain, c.format) {
+        (true, _) => OutputFormat::Explain,
+        (_, Fmt::Json) => OutputFormat::Json,
+        (_, Fmt::Jsonl) => OutputFormat::Jsonl,
+        (_, Fmt::Table) => OutputFormat::Table,
+        (_, Fmt::Csv) => OutputFormat::Csv,
+        (_, Fmt::Dstack) => OutputFormat::Dstack,
+        (_, Fmt::DstackE2e) => OutputFormat::DstackE2e,
+        (_, Fmt::LlmdBr) => OutputFormat::LlmdBr,
+    }
+}
+
+/// A warning of `run` about the command (not about a run), on stderr.
+fn report_run_warning(format: ErrorFormat, message: &str) {
+    let mut err = io::stderr().lock();
+    let _ = match format {
+        ErrorFormat::Human => writeln!(err, "bench-normalize: warning: {message}"),
+        ErrorFormat::Json => writeln!(err, "{}", serde_json::json!({ "code": "warning", "message": message })),
+    };
 }
 
 /// Read one input (a path, or `-` for stdin), copying it to `tee` as it is read.

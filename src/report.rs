@@ -148,6 +148,45 @@ pub struct Source {
     /// How this tool and variant measure what they print.
     #[serde(default)]
     pub semantics: Semantics,
+    /// Present when `bench-normalize run` ran the client itself: the command, what was added to
+    /// it, the client's version, when it ran and how it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<ClientRun>,
+}
+
+/// How `bench-normalize run -- <client command>` ran the client (see `src/client.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientRun {
+    /// The client recognised from the command line (`vllm-bench-serve`, `sglang-bench-serving`,
+    /// ...), `null` for a command run as given.
+    pub client: Option<String>,
+    /// The command as given after `--`.
+    pub given: Vec<String>,
+    /// The command as run: the given one with `added_flags`.
+    pub command: Vec<String>,
+    /// The flags added (or, for a merged list, changed) so that the figures are exact, each with
+    /// its value: `--percentile-metrics ttft,tpot,e2el (was ttft,tpot)`.
+    pub added_flags: Vec<String>,
+    /// The client's version, `null` when it could not be asked.
+    pub tool_version: Option<String>,
+    /// How the version was asked, or why it is unknown.
+    pub version_from: String,
+    /// Start and end of the client, RFC 3339 UTC.
+    pub started: String,
+    pub ended: String,
+    pub duration_s: f64,
+    /// The client's exit status; `null` when a signal ended it (then `signal`).
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Signals received by bench-normalize while the client ran and passed on to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forwarded_signals: Vec<i32>,
+    /// The result file read with the client's output as one run, `null` when there was none.
+    pub result_file: Option<String>,
+    /// Where the client's output and the result file were kept (`--keep DIR`); `null` when they
+    /// were removed.
+    pub kept: Option<String>,
 }
 
 impl Default for Source {
@@ -163,6 +202,7 @@ impl Default for Source {
             last_line: None,
             truncated: None,
             semantics: Semantics::default(),
+            run: None,
         }
     }
 }

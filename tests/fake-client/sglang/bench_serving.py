@@ -1,0 +1,7 @@
+"""Stand-in `python -m sglang.bench_serving` for tests/run.rs (see ../fake_client.py)."""
+import sys
+
+import fake_client
+
+if __name__ == "__main__":
+    fake_client.sglang(sys.argv[1:])
