@@ -242,6 +242,45 @@ def check_documents(exe, docs_dir):
     return failures
 
 
+# `run` mode against the stand-in client (tests/fake-client): the whole `benchmark` object, as a
+# dstack agent stores it, for each client the stand-in plays, with the sample it prints.
+RUN_CASES = [
+    ("captured/vllm-s2", ["vllm", "bench", "serve", "--model", "m", "--dataset-name", "random",
+                          "--random-input-len", "1024", "--random-output-len", "512",
+                          "--num-prompts", "16", "--max-concurrency", "4"]),
+    ("captured/sglang-oai-s2", ["python3", "-m", "sglang.bench_serving", "--backend", "sglang-oai",
+                            "--dataset-name", "random", "--random-input-len", "1024",
+                            "--random-output-len", "512", "--num-prompts", "16",
+                            "--max-concurrency", "4"]),
+]
+
+
+def check_run_mode(exe, root):
+    import tempfile
+    fake = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake-client"))
+    failures = []
+    for sample, command in RUN_CASES:
+        env = dict(os.environ, PATH=os.path.join(fake, "bin") + os.pathsep + os.environ["PATH"],
+                   PYTHONPATH=fake, FAKE_SAMPLE=os.path.abspath(os.path.join(root, sample)))
+        with tempfile.TemporaryDirectory() as cwd:
+            p = subprocess.run([os.path.abspath(exe), "run", "--format", "dstack", "--", *command],
+                               capture_output=True, text=True, env=env, cwd=cwd)
+            left = os.listdir(cwd)
+        if p.returncode != 0:
+            failures.append(f"run {sample}: exit {p.returncode}: {p.stderr[-400:]}")
+            continue
+        if left:
+            failures.append(f"run {sample}: left {left} in the working directory")
+        bench = json.loads(p.stdout)
+        try:
+            PresetBenchmark.model_validate(bench)
+        except ValidationError as e:
+            failures.append(f"run {sample}: dstack rejects the benchmark object: {e}")
+            continue
+        print(f"run mode   {sample}: PresetBenchmark accepts tool {bench['tool']!r} {bench['tool_version']}")
+    return failures
+
+
 def main():
     exe, root = sys.argv[1], sys.argv[2]
     outcomes = {}
@@ -256,6 +295,7 @@ def main():
     for kind in sorted(outcomes):
         print(f"{kind}: {len(outcomes[kind])}")
     failures += check_documents(exe, os.path.join(os.path.dirname(os.path.abspath(__file__)), "documents"))
+    failures += check_run_mode(exe, root)
     if failures:
         print("\n".join(failures))
         sys.exit(1)
