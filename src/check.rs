@@ -539,7 +539,7 @@ pub fn dstack_shape(doc: &Value) -> Vec<ShapeError> {
         &mut out,
     );
     if let Some(Value::String(command)) = doc.get("command") {
-        if let Some(token) = bearer_token(command) {
+        if let Some(token) = crate::dstack_model::bearer_token(command) {
             let shown: String = token.chars().take(4).collect();
             out.push(ShapeError {
                 path: "command".into(),
@@ -611,20 +611,6 @@ fn dstack_latency(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
         &[("mean", Ty::NumMin0, true), ("p50", Ty::NumMin0, true), ("p99", Ty::NumMin0, true)],
         out,
     );
-}
-
-/// dstack's `validate_command_has_no_bearer_token`: a credential-shaped value after `bearer`
-/// (16+ characters with a digit, not `$VAR`, `redacted` or `***`).
-fn bearer_token(command: &str) -> Option<&str> {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| regex::Regex::new(r#"(?i)\bbearer\s+([^\s"']+)"#).expect("a valid regex"));
-    re.captures_iter(command).filter_map(|c| c.get(1)).map(|m| m.as_str()).find(|token| {
-        !(token.starts_with('$')
-            || token.to_lowercase().contains("redacted")
-            || token.chars().all(|c| c == '*')
-            || token.chars().count() < 16
-            || !token.chars().any(|c| c.is_ascii_digit()))
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1026,7 +1012,7 @@ mod tests {
 
     #[test]
     fn bearer_tokens_as_dstack_sees_them() {
-        assert!(bearer_token("curl -H 'Authorization: Bearer sk1234567890abcdefgh'").is_some());
+        assert!(crate::dstack_model::bearer_token("curl -H 'Authorization: Bearer sk1234567890abcdefgh'").is_some());
         for fine in [
             "Bearer $TOKEN",
             "bearer ****************",
@@ -1034,7 +1020,7 @@ mod tests {
             "bearer short1",
             "auth via bearer header from env",
         ] {
-            assert_eq!(bearer_token(fine), None, "{fine}");
+            assert_eq!(crate::dstack_model::bearer_token(fine), None, "{fine}");
         }
     }
 }

@@ -154,8 +154,8 @@ pub fn violations(run: &Run) -> Option<Vec<String>> {
 
 /// A credential-shaped bearer token in a command line, as dstack's validator finds it: after
 /// `bearer` (any case), not a `$VARIABLE`, not `redacted`, not all `*`, 16 characters or more with
-/// a digit.
-fn bearer_token(command: &str) -> Option<&str> {
+/// a digit (dstack's `validate_command_has_no_bearer_token`).
+pub fn bearer_token(command: &str) -> Option<&str> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| regex::Regex::new(r#"(?i)\bbearer\s+([^\s"']+)"#).expect("a valid pattern"));
     re.captures_iter(command).filter_map(|c| c.get(1)).map(|m| m.as_str()).find(|token| {

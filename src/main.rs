@@ -395,20 +395,8 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
     let format = output_format(&c);
     let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
-    let to_terminal = stdout.is_terminal();
-    let mut out = Output {
-        out: io::BufWriter::with_capacity(256 * 1024, stdout.lock()),
-        format,
-        runs: Vec::new(),
-        rejected: false,
-        error_format: c.error_format,
-        worst: ExitCode::Ok,
-        strict: c.strict,
-        csv: emit::CsvWriter::new(),
-        json: emit::JsonReport::new(to_terminal),
-        to_terminal,
-        input_streams: false,
-    };
+    let mut out =
+        Output::new(io::BufWriter::with_capacity(256 * 1024, stdout.lock()), format, &c, stdout.is_terminal());
     // The copy's target is opened last, after every other check of the command line: a file is
     // emptied only when nothing else can refuse the run.
     let mut tee: Option<TeeTarget> = match (&c.tee_file, c.tee) {
@@ -604,20 +592,7 @@ fn run_client(command: &[String], settings: &bench_normalize::client::Settings, 
         }
     };
     let stdout = io::stdout();
-    let to_terminal = stdout.is_terminal();
-    let mut out = Output {
-        out: io::BufWriter::new(stdout.lock()),
-        format: output_format(&c),
-        runs: Vec::new(),
-        rejected: false,
-        error_format: c.error_format,
-        worst: ExitCode::Ok,
-        strict: c.strict,
-        csv: emit::CsvWriter::new(),
-        json: emit::JsonReport::new(to_terminal),
-        to_terminal,
-        input_streams: false,
-    };
+    let mut out = Output::new(io::BufWriter::new(stdout.lock()), output_format(&c), &c, stdout.is_terminal());
     for w in &outcome.warnings {
         report_run_warning(c.error_format, w);
     }
@@ -845,6 +820,24 @@ impl<W: Write> Reading for Output<W> {
 }
 
 impl<W: Write> Output<W> {
+    /// An output of `format` to `out` (a terminal when `to_terminal`: pretty JSON, colour), with
+    /// the command line's error format and strictness.
+    fn new(out: W, format: OutputFormat, c: &Common, to_terminal: bool) -> Output<W> {
+        Output {
+            out,
+            format,
+            runs: Vec::new(),
+            rejected: false,
+            error_format: c.error_format,
+            worst: ExitCode::Ok,
+            strict: c.strict,
+            csv: emit::CsvWriter::new(),
+            json: emit::JsonReport::new(to_terminal),
+            to_terminal,
+            input_streams: false,
+        }
+    }
+
     fn code(&self) -> ExitCode {
         if self.rejected { self.worst.max(ExitCode::Rejected) } else { self.worst }
     }
