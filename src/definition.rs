@@ -988,10 +988,15 @@ struct RawTable {
     max_noise: usize,
 }
 
+/// After this many lines in a row that are neither rows a definition knows nor section headers,
+/// an unclosed block is taken to have been cut off (the scanner's rule, `detect`), and a table
+/// block's default `max_noise`.
+pub(crate) const MAX_NOISE_RUN: usize = 8;
+
 /// As for a printed block: a footnote and a few log lines of other processes between two tables
 /// do not end them.
 fn default_table_noise() -> usize {
-    crate::detect::MAX_NOISE_RUN
+    MAX_NOISE_RUN
 }
 
 fn default_strip() -> String {

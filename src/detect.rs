@@ -20,8 +20,9 @@ use crate::lex::{normalize_label, split_row, split_row_key};
 
 /// After this many lines in a row that are neither rows a definition knows nor section headers,
 /// an unclosed block is taken to have been cut off, unless rows in the block's own format keep
-/// coming among them (see [`MAX_LOOKAHEAD`]).
-pub(crate) const MAX_NOISE_RUN: usize = 8;
+/// coming among them (see [`MAX_LOOKAHEAD`]). Defined with the definitions, whose tables take it
+/// as their default `max_noise` (so that the definition stage does not import the scanner).
+pub(crate) use crate::definition::MAX_NOISE_RUN;
 
 /// How many lines after its last known row a block may still reach its closing line, as long as
 /// no [`MAX_NOISE_RUN`] of them in a row are anything but rows in the block's format: a newer
