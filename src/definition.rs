@@ -806,6 +806,35 @@ impl Definition {
 }
 
 impl Definitions {
+    /// The JSON keys these definitions read (with the canonical report's and the per-request
+    /// arrays): what the JSON reader builds; any other large value is read past unbuilt.
+    pub fn json_keys(&self) -> crate::input::json::Keys {
+        let arrays = self.iter().flat_map(|d| d.requests.kinds()).collect();
+        let reads: Vec<crate::input::json::Reads> = self
+            .iter()
+            .filter(|d| d.is_json())
+            .map(|d| {
+                let mut names: Vec<String> = Vec::new();
+                for spec in &d.rows {
+                    for p in &spec.labels {
+                        names.push(match p.hole() {
+                            Some(_) => format!("{}\0{}", p.prefix(), p.suffix()),
+                            None => p.prefix().to_string(),
+                        });
+                    }
+                }
+                if let Some(det) = &d.detect {
+                    names.extend(det.keys_all.iter().chain(&det.keys_any).cloned());
+                }
+                for v in &d.variants {
+                    names.extend(v.has.iter().chain(&v.has_any).chain(&v.lacks).cloned());
+                }
+                crate::input::json::Reads { names, runs_at: d.runs_at.clone() }
+            })
+            .collect();
+        crate::input::json::Keys::of(arrays, &reads)
+    }
+
     /// What a text scanner looks for ([`Literals`]), built on first use.
     pub fn literals(&self) -> &Literals {
         self.literals.get_or_init(|| Literals::of(self))

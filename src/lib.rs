@@ -227,7 +227,7 @@ fn read_as_json(head: &[u8], opts: &Options) -> bool {
 /// one (the input is read as JSON, its text lines scanned too); `None` while `head` does not tell.
 /// Such a log is then scanned as text a line at a time, in bounded memory, as any other.
 fn json_head_is_text(head: &[u8], defs: &Definitions) -> Option<bool> {
-    let arrays = input::json::Keys::of(defs);
+    let arrays = defs.json_keys();
     let known = |doc: &Doc| !matches!(detect::classify_doc(doc, defs), DocKind::Unknown);
     let mut docs = Documents::new(head);
     while let Some(span) = docs.next() {
@@ -461,7 +461,7 @@ impl<R: BufRead, F: FnMut() -> std::io::Result<()>> BufRead for BeforeRefill<R, 
 }
 
 fn normalize_json(text: &mut [u8], input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    let arrays = input::json::Keys::of(opts.definitions);
+    let arrays = opts.definitions.json_keys();
     // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
     let raw: &[u8] = text;

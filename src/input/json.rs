@@ -23,7 +23,7 @@ mod fast;
 mod keep;
 pub mod units;
 pub use fast::read_doc as read_doc_fast;
-pub use keep::Keys;
+pub use keep::{Keys, Reads};
 
 /// What [`sanitize`] did: where it widened a line, and how many literals it quoted.
 #[derive(Debug, Default, Clone)]

@@ -19,7 +19,6 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::ArrayKind;
-use crate::definition::Definitions;
 
 /// One segment of a key template.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,45 +84,39 @@ fn segments(template: &str) -> Vec<Seg> {
     out
 }
 
+/// What one JSON definition reads, for [`Keys::of`]: its key names (dotted paths; a `{stat}`
+/// hole written as the prefix and suffix around a `\0`), and the key of its list of runs when its
+/// runs are the elements of one (a name starting `top.` is then read at the top).
+pub struct Reads {
+    pub names: Vec<String>,
+    pub runs_at: Option<String>,
+}
+
 impl Keys {
-    pub fn of(defs: &Definitions) -> Keys {
-        let arrays = defs.iter().flat_map(|d| d.requests.kinds()).collect();
+    /// The keys to keep: the per-request `arrays`, the canonical report's keys, and what each
+    /// JSON definition reads (its `reads`, see [`Reads`]).
+    pub fn of(arrays: HashMap<String, ArrayKind>, reads: &[Reads]) -> Keys {
         let mut templates: Vec<Vec<Seg>> = Vec::new();
         for k in canonical_keys() {
             templates.push(vec![Seg::Key(k.clone())]);
         }
-        for d in defs.iter().filter(|d| d.is_json()) {
-            let mut names: Vec<String> = Vec::new();
-            for spec in &d.rows {
-                for p in &spec.labels {
-                    names.push(match p.hole() {
-                        Some(_) => format!("{}\0{}", p.prefix(), p.suffix()),
-                        None => p.prefix().to_string(),
-                    });
-                }
-            }
-            if let Some(det) = &d.detect {
-                names.extend(det.keys_all.iter().chain(&det.keys_any).cloned());
-            }
-            for v in &d.variants {
-                names.extend(v.has.iter().chain(&v.has_any).chain(&v.lacks).cloned());
-            }
-            for name in names {
-                match &d.runs_at {
+        for r in reads {
+            for name in &r.names {
+                match &r.runs_at {
                     // Read at the top (`top.`), or in each element of the list of runs.
                     Some(list) => match name.strip_prefix("top.") {
                         Some(top) => templates.push(segments(top)),
                         None => {
                             let mut t = vec![Seg::Key(list.clone()), Seg::Index];
-                            t.extend(segments(&name));
+                            t.extend(segments(name));
                             templates.push(t);
-                            templates.push(segments(&name));
+                            templates.push(segments(name));
                         }
                     },
-                    None => templates.push(segments(&name)),
+                    None => templates.push(segments(name)),
                 }
             }
-            if let Some(list) = &d.runs_at {
+            if let Some(list) = &r.runs_at {
                 templates.push(vec![Seg::Key(list.clone()), Seg::Index]);
             }
         }
