@@ -314,7 +314,7 @@ fn color_on(terminal: bool) -> bool {
 }
 
 fn print_schema() -> ExitCode {
-    let schema = bench_normalize::schema::report_schema();
+    let schema = bench_normalize::report::schema();
     let mut text = serde_json::to_vec_pretty(&schema).expect("the schema serializes");
     text.push(b'\n');
     write_listing(&text)

@@ -14,6 +14,13 @@ use crate::vocabulary;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The JSON Schema of a whole report (draft 2020-12), `bench-normalize schema`.
+pub fn schema() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(Report)).expect("a schema is JSON");
+    schema["title"] = serde_json::json!("bench-normalize report");
+    schema
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema_version: u32,

@@ -1,20 +1,14 @@
-//! The JSON Schema of the canonical report (`bench-normalize schema`): schemars derives the
-//! structure; the figures of `workload`, `totals` and `reported` are listed from the vocabulary,
-//! with their kinds, units and meanings. Figures outside the vocabulary are allowed (a report
+//! The JSON Schema of the canonical report's figure groups: schemars derives the report's
+//! structure ([`crate::report::schema`], `bench-normalize schema`); the figures of `workload`,
+//! `totals` and `reported` are listed here from the vocabulary, with their kinds, units and
+//! meanings. A leaf module (the vocabulary only), so that the report can name these in its
+//! derive attributes without an import circle. Figures outside the vocabulary are allowed (a report
 //! written by hand may carry its own).
 
 use schemars::{Schema, SchemaGenerator, json_schema};
 use serde_json::{Map, Value, json};
 
-use crate::report::Report;
 use crate::vocabulary::{FIELDS, Kind, Unit};
-
-/// The schema of a whole report (draft 2020-12).
-pub fn report_schema() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(Report)).expect("a schema is JSON");
-    schema["title"] = json!("bench-normalize report");
-    schema
-}
 
 fn figure(kind: Kind, unit: Unit, doc: &str) -> Value {
     let description = if unit == Unit::None { doc.to_string() } else { format!("{doc} ({})", unit.as_str()) };

@@ -680,7 +680,7 @@ proptest! {
 /// refuses, the walk refuses too (the walk is stricter: unknown keys, empty statistics).
 #[test]
 fn what_the_json_schema_refuses_the_walk_refuses() {
-    let schema = bench_normalize::schema::report_schema();
+    let schema = bench_normalize::report::schema();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let (_, doc, _) = accepted_reports()[0];
     assert!(validator.is_valid(doc));
