@@ -10,16 +10,7 @@ fn bin() -> Command {
 }
 
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child =
-        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    common::output_with_stdin(bin().args(args), stdin)
 }
 
 fn sample(name: &str) -> String {

@@ -72,3 +72,19 @@ pub fn is_truth(derived: f64, truth: f64, printed: bool) -> bool {
     let rounding = if printed { 0.005 } else { 0.0 };
     (derived - truth).abs() <= 0.001 * truth.abs() + rounding
 }
+
+/// Run `cmd` with `stdin` written to it from a thread (so a large input cannot dead-lock against a
+/// full output pipe), and collect its output.
+pub fn output_with_stdin(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}

@@ -21,15 +21,7 @@ fn sample(name: &str) -> PathBuf {
 }
 
 fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    common::output_with_stdin(cmd, stdin)
 }
 
 /// A fresh folder under the temp dir, removed when dropped.

@@ -7,8 +7,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use bench_normalize::emit::{self, CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CsvWriter};
 use bench_normalize::error::{Error, Location, needs_escape, render_human};
@@ -171,22 +170,7 @@ fn a_formula_from_an_input_is_written_as_text() {
 }
 
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = bin()
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    common::output_with_stdin(bin().args(args).env("NO_COLOR", "1"), stdin)
 }
 
 /// A vLLM result file whose backend sets the window title, clears the screen and is a formula.
