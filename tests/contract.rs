@@ -237,9 +237,16 @@ proptest! {
         let mut named = std::collections::BTreeSet::new();
         let mut targets = std::collections::BTreeSet::new();
         let mut after_tee_file = false;
+        // After `--` every token is an input's name as written (`--tee=run.log` is a file of that
+        // name, not run.log).
+        let mut positional = false;
         for t in &picks {
-            let value = t.strip_prefix("--tee-file=").or(t.strip_prefix("--tee="));
-            if let Some(v) = value {
+            let value = t.strip_prefix("--tee-file=").or(t.strip_prefix("--tee=")).filter(|_| !positional);
+            if positional {
+                named.extend(id(t));
+            } else if *t == "--" && !after_tee_file {
+                positional = true;
+            } else if let Some(v) = value {
                 targets.extend(id(v));
                 if t.starts_with("--tee=") { named.extend(id(v)); }
             } else if after_tee_file {
