@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::derive::show;
 use crate::report::{Check, Derived, Run, Severity, StatKey, Status, TpotMethod, Verdict};
 use crate::validate::Policy;
+use crate::vocabulary::{reported, totals, workload};
 
 /// Rule id: a canonical report's stated `derived` figures against their recomputation.
 pub const RESTATED: &str = "derived-restated";
@@ -692,10 +693,10 @@ pub fn verify(run: &mut Run, restated: Option<(Status, String)>, policy: &Policy
 fn headlines(run: &Run) -> (Status, String) {
     let mut fails = Vec::new();
     let mut passed = Vec::new();
-    let stated_rate = run.reported.number("output_tok_per_s");
-    let per_user = run.reported.number("per_user_tok_per_s");
+    let stated_rate = run.number(reported::OUTPUT_TOK_PER_S);
+    let per_user = run.number(reported::PER_USER_TOK_PER_S);
     if run.source.parser == "dstack-preset" {
-        let (n, d) = (run.totals.number("output_tokens"), run.totals.number("duration_s"));
+        let (n, d) = (run.number(totals::OUTPUT_TOKENS), run.number(totals::DURATION_S));
         match (stated_rate, n, d) {
             (Some(r), Some(n), Some(d)) if d > 0.0 => {
                 let want = divide((n, n), interval(d));
@@ -717,14 +718,14 @@ fn headlines(run: &Run) -> (Status, String) {
             )),
             _ => {}
         }
-        let c = run.workload.number("max_concurrency");
+        let c = run.number(workload::MAX_CONCURRENCY);
         match (per_user, stated_rate, c) {
             (Some(u), Some(r), Some(c)) if c > 0.0 => {
                 let want = divide(interval(r), (c, c));
                 if within(u, want) {
                     passed.push(format!("per_user_tok_per_s {} = {} / concurrency {}", show(u), show(r), show(c)));
                 } else {
-                    let tpot = run.reported.stat("tpot_ms").and_then(|s| s.mean()).filter(|t| *t > 0.0);
+                    let tpot = run.stat(reported::TPOT_MS).and_then(|s| s.mean()).filter(|t| *t > 0.0);
                     let other = match tpot {
                         Some(t) if within(u, (1000.0 / t, 1000.0 / t)) => {
                             format!("; it is 1000 / tpot_ms.mean {}, which dstack does not call per_user_tok_per_s", show(t))
@@ -815,7 +816,7 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
     let r = run.derived.clone();
     let st = &stated.tpot_ms;
     if st.method == Some(TpotMethod::PerRequest) {
-        let tool = run.reported.stat("tpot_ms").cloned();
+        let tool = run.stat(reported::TPOT_MS).cloned();
         let tool = tool.as_ref();
         let mut unverified: Vec<&str> = Vec::new();
         for (name, s, key) in [
@@ -848,7 +849,7 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
         }
         if let Some(p) = &stated.per_request {
             let i = crate::derive::Inputs::of(run);
-            if let (Some(s), Some(e)) = (p.e2e_mean_ms, run.reported.stat("e2e_ms").and_then(|s| s.mean())) {
+            if let (Some(s), Some(e)) = (p.e2e_mean_ms, run.stat(reported::E2E_MS).and_then(|s| s.mean())) {
                 if (s - e).abs() > PER_REQUEST_TOLERANCE * e.abs() + slack(s) {
                     fails.push(format!(
                         "derived.per_request.e2e_mean_ms {} is not the report's mean E2E latency {} (more than 2% apart)",
@@ -926,7 +927,7 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
             }
             run.derived.undefined.remove("per_user_decode_tok_per_s");
             run.derived.per_user_decode_tok_per_s = Some(crate::derive::round(1000.0 / m));
-            let itl = run.reported.stat("itl_ms").and_then(|s| s.mean());
+            let itl = run.stat(reported::ITL_MS).and_then(|s| s.mean());
             if run.source.semantics.itl == Some(crate::report::ItlPer::Chunk) {
                 run.derived.tokens_per_chunk = match itl {
                     Some(itl) if itl > 0.0 => Some(crate::derive::round(itl / m)),

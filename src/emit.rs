@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::derive::show;
 use crate::error::printable;
 use crate::report::{Check, ItlPer, Report, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
+use crate::vocabulary::{Key, reported, totals, workload};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,12 +153,12 @@ fn with_jsonl_line<T>(run: &Run, use_line: impl FnOnce(&[u8]) -> io::Result<T>) 
     })
 }
 
-fn mean(run: &Run, name: &str) -> Option<f64> {
-    run.reported.stat(name).and_then(|s| s.mean())
+fn mean(run: &Run, figure: Key) -> Option<f64> {
+    run.stat(figure).and_then(|s| s.mean())
 }
 
-fn stat(run: &Run, name: &str, key: StatKey) -> Option<f64> {
-    run.reported.stat(name).and_then(|s| s.get(key))
+fn stat(run: &Run, figure: Key, key: StatKey) -> Option<f64> {
+    run.stat(figure).and_then(|s| s.get(key))
 }
 
 fn failed_ids(run: &Run) -> Vec<&str> {
@@ -259,23 +260,23 @@ fn csv_record(run: &Run) -> Vec<String> {
         num(d.mean_in_flight),
         num(d.slot_utilization),
         num(d.tokens_per_chunk),
-        num(run.totals.number("successful_requests")),
-        num(run.totals.number("failed_requests")),
-        num(run.totals.number("duration_s")),
-        num(run.totals.number("input_tokens")),
-        num(run.totals.number("output_tokens")),
-        num(run.workload.number("max_concurrency")),
-        text(run.workload.text("backend").unwrap_or_default()),
-        num(mean(run, "ttft_ms")),
-        num(stat(run, "ttft_ms", StatKey::P(50.0))),
-        num(stat(run, "ttft_ms", StatKey::P(99.0))),
-        num(mean(run, "e2e_ms")),
-        num(stat(run, "e2e_ms", StatKey::P(50.0))),
-        num(stat(run, "e2e_ms", StatKey::P(99.0))),
-        num(mean(run, "tpot_ms")),
-        num(mean(run, "itl_ms")),
-        text(run.reported.text("itl_per").unwrap_or_default()),
-        num(run.reported.number("accept_length")),
+        num(run.number(totals::SUCCESSFUL_REQUESTS)),
+        num(run.number(totals::FAILED_REQUESTS)),
+        num(run.number(totals::DURATION_S)),
+        num(run.number(totals::INPUT_TOKENS)),
+        num(run.number(totals::OUTPUT_TOKENS)),
+        num(run.number(workload::MAX_CONCURRENCY)),
+        text(run.text(workload::BACKEND).unwrap_or_default()),
+        num(mean(run, reported::TTFT_MS)),
+        num(stat(run, reported::TTFT_MS, StatKey::P(50.0))),
+        num(stat(run, reported::TTFT_MS, StatKey::P(99.0))),
+        num(mean(run, reported::E2E_MS)),
+        num(stat(run, reported::E2E_MS, StatKey::P(50.0))),
+        num(stat(run, reported::E2E_MS, StatKey::P(99.0))),
+        num(mean(run, reported::TPOT_MS)),
+        num(mean(run, reported::ITL_MS)),
+        text(run.text(reported::ITL_PER).unwrap_or_default()),
+        num(run.number(reported::ACCEPT_LENGTH)),
     ]
 }
 
@@ -376,7 +377,7 @@ pub fn tpot_trio(run: &Run) -> (Option<f64>, Result<(f64, f64), String>) {
             show(mean),
             d.approximate.as_deref().unwrap_or("an input the run lacks stood in")
         )),
-        Some(TpotMethod::E2eTtftTokens) | None => match run.reported.stat("tpot_ms") {
+        Some(TpotMethod::E2eTtftTokens) | None => match run.stat(reported::TPOT_MS) {
             None => Err(format!(
                 "TPOT {} ms is derived from E2E latency as a mean only, and the tool printed no TPOT rows to take \
                  percentiles from",
@@ -404,13 +405,13 @@ pub fn tpot_trio(run: &Run) -> (Option<f64>, Result<(f64, f64), String>) {
 /// the `num_prompts` requests the client was asked to send succeeded: the client never sends
 /// more, so none failed).
 fn failed_requests(run: &Run) -> Option<u64> {
-    if let Some(f) = run.totals.number("failed_requests") {
+    if let Some(f) = run.number(totals::FAILED_REQUESTS) {
         return Some(f as u64);
     }
     if let Some(failed) = run.requests.as_ref().and_then(|r| r.failed.as_ref()) {
         return Some(failed.iter().filter(|f| **f).count() as u64);
     }
-    match (run.totals.number("successful_requests"), run.workload.number("num_prompts")) {
+    match (run.number(totals::SUCCESSFUL_REQUESTS), run.number(workload::NUM_PROMPTS)) {
         (Some(r), Some(n)) if r == n => Some(0),
         _ => None,
     }
@@ -419,10 +420,10 @@ fn failed_requests(run: &Run) -> Option<u64> {
 /// dstack's `api` of a run: from its endpoint, else its backend (`sglang` native requests are
 /// neither of dstack's two APIs).
 fn dstack_api(run: &Run) -> Option<&'static str> {
-    if let Some(api) = run.workload.text("api") {
+    if let Some(api) = run.text(workload::API) {
         return ["chat_completions", "completions"].into_iter().find(|a| *a == api);
     }
-    if let Some(e) = run.workload.text("endpoint") {
+    if let Some(e) = run.text(workload::ENDPOINT) {
         let e = e.trim_end_matches('/');
         return if e.ends_with("/chat/completions") {
             Some("chat_completions")
@@ -432,7 +433,7 @@ fn dstack_api(run: &Run) -> Option<&'static str> {
             None
         };
     }
-    match run.workload.text("backend")? {
+    match run.text(workload::BACKEND)? {
         "openai-chat" | "sglang-oai-chat" | "vllm-chat" => Some("chat_completions"),
         "sglang-oai" => Some("completions"),
         _ => None,
@@ -463,9 +464,9 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
             Some(x) => Some(x),
         }
     };
-    let t = &run.totals;
-    let successful = need("successful_requests", t.number("successful_requests"), "the run does not give it", false);
-    let num_prompts = run.workload.number("num_prompts");
+    let successful =
+        need("successful_requests", run.number(totals::SUCCESSFUL_REQUESTS), "the run does not give it", false);
+    let num_prompts = run.number(workload::NUM_PROMPTS);
     let failed_unknown = if num_prompts.is_some() {
         "the run does not print it, and it is proven zero only when every one of the num_prompts requests succeeded"
     } else {
@@ -474,14 +475,14 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
     };
     let failed = need("failed_requests", failed_requests(run).map(|f| f as f64), failed_unknown, false);
 
-    let duration = need("duration_seconds", t.number("duration_s"), "the run does not give it", true);
-    let input = need("total_input_tokens", t.number("input_tokens"), "the run does not give it", false);
-    let output = need("total_output_tokens", t.number("output_tokens"), "the run does not give it", false);
+    let duration = need("duration_seconds", run.number(totals::DURATION_S), "the run does not give it", true);
+    let input = need("total_input_tokens", run.number(totals::INPUT_TOKENS), "the run does not give it", false);
+    let output = need("total_output_tokens", run.number(totals::OUTPUT_TOKENS), "the run does not give it", false);
     let output_rate =
         need("output_tok_per_s", run.derived.output_tok_per_s, "needs total_output_tokens and duration_seconds", true);
     let concurrency = need(
         "workload.concurrency",
-        run.workload.number("max_concurrency"),
+        run.number(workload::MAX_CONCURRENCY),
         "the client's concurrency cap is not in the run (dstack's per_user_tok_per_s is output_tok_per_s / \
          workload.concurrency): run the client with `--max-concurrency N` and keep the lines it prints before the \
          result block",
@@ -491,7 +492,7 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
         (Some(r), Some(c)) => Some(crate::derive::round(r / c)),
         _ => None,
     };
-    let ttft = run.reported.stat("ttft_ms");
+    let ttft = run.stat(reported::TTFT_MS);
     let ttft_stat = |k: StatKey| ttft.and_then(|s| s.get(k));
     let ttft_trio = [
         need("ttft_ms.mean", ttft_stat(StatKey::Mean), "the run does not give it", false),
@@ -528,7 +529,7 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
             ));
         }
     }
-    let whole = run.workload.text("benchmark_tool_version").is_some() || run.workload.text("command").is_some();
+    let whole = run.text(workload::BENCHMARK_TOOL_VERSION).is_some() || run.text(workload::COMMAND).is_some();
     let mut benchmark = None;
     if whole {
         benchmark = dstack_benchmark_head(run, successful, input, output, concurrency, num_prompts, &mut problems);
@@ -578,22 +579,21 @@ fn dstack_benchmark_head(
     num_prompts: Option<f64>,
     problems: &mut Vec<String>,
 ) -> Option<Value> {
-    let w = &run.workload;
-    let mut text = |name: &str, path: &str| match w.text(path).filter(|t| !t.trim().is_empty()) {
+    let mut text = |name: &str, key: Key| match run.text(key).filter(|t| !t.trim().is_empty()) {
         Some(t) => Some(t.to_string()),
         None => {
             problems.push(format!("{name}: the run does not state it"));
             None
         }
     };
-    let tool = text("tool", "benchmark_tool");
-    let version = text("tool_version", "benchmark_tool_version");
-    let command = text("command", "command");
+    let tool = text("tool", workload::BENCHMARK_TOOL);
+    let version = text("tool_version", workload::BENCHMARK_TOOL_VERSION);
+    let command = text("command", workload::COMMAND);
     let api = dstack_api(run);
     if api.is_none() {
         problems.push(format!(
             "workload.api: dstack knows chat_completions and completions, and this run's {} is neither or unknown",
-            match (w.text("endpoint"), w.text("backend")) {
+            match (run.text(workload::ENDPOINT), run.text(workload::BACKEND)) {
                 (Some(e), _) => format!("endpoint '{e}'"),
                 (None, Some(b)) => format!("backend '{b}'"),
                 (None, None) => "API".into(),
@@ -617,8 +617,8 @@ fn dstack_benchmark_head(
             output_tokens.map(show).unwrap_or_else(|| "unknown".into())
         ));
     }
-    let dataset = w.text("dataset").filter(|d| *d != "random");
-    let prefix = w.number("shared_prefix_tokens");
+    let dataset = run.text(workload::DATASET).filter(|d| *d != "random");
+    let prefix = run.number(workload::SHARED_PREFIX_TOKENS);
     let prefixed = dataset.is_some_and(|d| d.contains("prefix"));
     if prefixed && prefix.is_none() {
         problems.push("workload.shared_prefix_tokens: the run's dataset shares a prefix the run does not state".into());
@@ -662,13 +662,13 @@ pub fn dstack_e2e_metrics(run: &Run) -> (Value, Vec<String>) {
     let tpot = trio("tpot_ms", tpot_mean, p50, p99);
     let ttft = trio(
         "ttft_ms",
-        mean(run, "ttft_ms"),
-        stat(run, "ttft_ms", StatKey::P(50.0)),
-        stat(run, "ttft_ms", StatKey::P(99.0)),
+        mean(run, reported::TTFT_MS),
+        stat(run, reported::TTFT_MS, StatKey::P(50.0)),
+        stat(run, reported::TTFT_MS, StatKey::P(99.0)),
     );
     // Measured E2E only (printed, or the per-request arrays' mean without their percentiles,
     // which are not summarized): never the approximation rebuilt from TPOT.
-    let (e2e_mean, e2e_p50, e2e_p99) = match run.reported.stat("e2e_ms") {
+    let (e2e_mean, e2e_p50, e2e_p99) = match run.stat(reported::E2E_MS) {
         Some(st) => (st.mean(), st.get(StatKey::P(50.0)), st.get(StatKey::P(99.0))),
         None => (d.per_request.as_ref().and_then(|p| p.e2e_mean_ms), None, None),
     };
@@ -687,14 +687,14 @@ pub fn dstack_e2e_metrics(run: &Run) -> (Value, Vec<String>) {
         }
         v.map(|x| x as u64)
     };
-    let successful = count("successful_requests", run.totals.number("successful_requests"), &mut warnings);
+    let successful = count("successful_requests", run.number(totals::SUCCESSFUL_REQUESTS), &mut warnings);
     let failed = count("failed_requests", failed_requests(run).map(|f| f as f64), &mut warnings);
-    let input = count("total_input_tokens", run.totals.number("input_tokens"), &mut warnings);
-    let output = count("total_output_tokens", run.totals.number("output_tokens"), &mut warnings);
+    let input = count("total_input_tokens", run.number(totals::INPUT_TOKENS), &mut warnings);
+    let output = count("total_output_tokens", run.number(totals::OUTPUT_TOKENS), &mut warnings);
     let metrics = json!({
         "successful_requests": successful,
         "failed_requests": failed,
-        "duration_seconds": run.totals.number("duration_s"),
+        "duration_seconds": run.number(totals::DURATION_S),
         "total_input_tokens": input,
         "total_output_tokens": output,
         "output_tok_per_s": d.output_tok_per_s,
@@ -749,43 +749,43 @@ pub fn table(runs: &[Run], color: bool) -> String {
                 format!("{} {}", r.source.tool, r.source.variant.clone().unwrap_or_default()).trim().to_string()
             }),
         ),
-        ("Backend", Box::new(|r: &Run| r.workload.text("backend").unwrap_or("-").to_string())),
+        ("Backend", Box::new(|r: &Run| r.text(workload::BACKEND).unwrap_or("-").to_string())),
         (
             "Requests ok / failed",
             Box::new(move |r: &Run| {
-                format!("{} / {}", opt(r.totals.number("successful_requests")), opt(r.totals.number("failed_requests")))
+                format!("{} / {}", opt(r.number(totals::SUCCESSFUL_REQUESTS)), opt(r.number(totals::FAILED_REQUESTS)))
             }),
         ),
-        ("Max concurrency", Box::new(move |r: &Run| opt(r.workload.number("max_concurrency")))),
-        ("Duration (s)", Box::new(move |r: &Run| opt(r.totals.number("duration_s")))),
-        ("Output tokens", Box::new(move |r: &Run| opt(r.totals.number("output_tokens")))),
+        ("Max concurrency", Box::new(move |r: &Run| opt(r.number(workload::MAX_CONCURRENCY)))),
+        ("Duration (s)", Box::new(move |r: &Run| opt(r.number(totals::DURATION_S)))),
+        ("Output tokens", Box::new(move |r: &Run| opt(r.number(totals::OUTPUT_TOKENS)))),
         (
             "TTFT mean / p99 (ms)",
             Box::new(move |r: &Run| {
-                format!("{} / {}", opt(mean(r, "ttft_ms")), opt(stat(r, "ttft_ms", StatKey::P(99.0))))
+                format!("{} / {}", opt(mean(r, reported::TTFT_MS)), opt(stat(r, reported::TTFT_MS, StatKey::P(99.0))))
             }),
         ),
         (
             "E2E mean (ms)",
-            Box::new(move |r: &Run| opt(mean(r, "e2e_ms").or(r.derived.e2e_ms.as_ref().map(|e| e.mean)))),
+            Box::new(move |r: &Run| opt(mean(r, reported::E2E_MS).or(r.derived.e2e_ms.as_ref().map(|e| e.mean)))),
         ),
-        ("TPOT printed by the tool (ms)", Box::new(move |r: &Run| opt(mean(r, "tpot_ms")))),
+        ("TPOT printed by the tool (ms)", Box::new(move |r: &Run| opt(mean(r, reported::TPOT_MS)))),
         (
             "ITL printed by the tool (ms)",
-            Box::new(move |r: &Run| match (mean(r, "itl_ms"), r.source.semantics.itl) {
+            Box::new(move |r: &Run| match (mean(r, reported::ITL_MS), r.source.semantics.itl) {
                 (Some(v), Some(ItlPer::Chunk)) => format!("{} per chunk", show(v)),
                 (Some(v), Some(ItlPer::Token)) => format!("{} per token", show(v)),
                 (v, _) => opt(v),
             }),
         ),
         ("Tokens per chunk", Box::new(move |r: &Run| opt(r.derived.tokens_per_chunk))),
-        ("Accept length", Box::new(move |r: &Run| opt(r.reported.number("accept_length")))),
+        ("Accept length", Box::new(move |r: &Run| opt(r.number(reported::ACCEPT_LENGTH)))),
         ("Slot utilization", Box::new(move |r: &Run| opt(r.derived.slot_utilization))),
     ];
     // Runs read from a table of runs are named by their load step (`concurrent@4`, `rate=inf`).
-    if runs.iter().any(|r| r.workload.text("strategy").is_some()) {
+    if runs.iter().any(|r| r.text(workload::STRATEGY).is_some()) {
         let at = rows.iter().position(|(name, _)| *name == "Max concurrency").map_or(rows.len(), |i| i + 1);
-        rows.insert(at, ("Load step", Box::new(|r: &Run| r.workload.text("strategy").unwrap_or("-").to_string())));
+        rows.insert(at, ("Load step", Box::new(|r: &Run| r.text(workload::STRATEGY).unwrap_or("-").to_string())));
     }
     for (name, get) in &rows {
         let mut row = vec![Cell::new(*name)];
@@ -865,24 +865,29 @@ pub fn explain(run: &Run) -> String {
             if let Some(a) = &t.approximate {
                 o += &format!("    approximate: {a}\n");
             }
-            let inputs: &[&str] = match method {
+            // The figures the method read (a statistic of one when named), by the rows that fed them.
+            let inputs: &[(Key, Option<StatKey>)] = match method {
                 TpotMethod::E2eTtftTokens => &[
-                    "reported.e2e_ms.mean",
-                    "reported.ttft_ms.mean",
-                    "totals.output_tokens",
-                    "totals.successful_requests",
+                    (reported::E2E_MS, Some(StatKey::Mean)),
+                    (reported::TTFT_MS, Some(StatKey::Mean)),
+                    (totals::OUTPUT_TOKENS, None),
+                    (totals::SUCCESSFUL_REQUESTS, None),
                 ],
                 TpotMethod::E2eMedianTtftTokens => &[
-                    "reported.e2e_ms.mean",
-                    "reported.ttft_ms.p50",
-                    "totals.output_tokens",
-                    "totals.successful_requests",
+                    (reported::E2E_MS, Some(StatKey::Mean)),
+                    (reported::TTFT_MS, Some(StatKey::P(50.0))),
+                    (totals::OUTPUT_TOKENS, None),
+                    (totals::SUCCESSFUL_REQUESTS, None),
                 ],
-                TpotMethod::ToolTpot | TpotMethod::Claimed => &["reported.tpot_ms"],
+                TpotMethod::ToolTpot | TpotMethod::Claimed => &[(reported::TPOT_MS, None)],
                 TpotMethod::PerRequest => &[],
             };
-            for field in inputs {
-                for r in source_rows(run, field) {
+            for (key, stat) in inputs {
+                let field = match stat {
+                    Some(s) => format!("{key}.{}", s.name()),
+                    None => key.path().to_string(),
+                };
+                for r in source_rows(run, &field) {
                     o += &format!("    from {r}\n");
                 }
             }
@@ -901,7 +906,7 @@ pub fn explain(run: &Run) -> String {
     if let (Some(rate), Some(m)) = (run.derived.per_user_decode_tok_per_s, t.mean) {
         o += &format!("  per-user decode rate {} tok/s = 1000 / {}\n", show(rate), show(m));
     }
-    if let (Some(n), Some(dur)) = (run.totals.number("output_tokens"), run.totals.number("duration_s")) {
+    if let (Some(n), Some(dur)) = (run.number(totals::OUTPUT_TOKENS), run.number(totals::DURATION_S)) {
         o += &format!(
             "  output throughput {} tok/s = {} tokens / {} s\n",
             run.derived.output_tok_per_s.map(show).unwrap_or_default(),
@@ -909,7 +914,7 @@ pub fn explain(run: &Run) -> String {
             show(dur)
         );
     }
-    if let Some(itl) = mean(run, "itl_ms") {
+    if let Some(itl) = mean(run, reported::ITL_MS) {
         let how = match run.source.semantics.itl {
             Some(ItlPer::Chunk) => "per streamed chunk",
             Some(ItlPer::Token) => "per token",

@@ -16,7 +16,7 @@ use crate::derive::{Inputs, show as f};
 use crate::report::{
     Check, Figure, Figures, Format, ItlPer, Run, Severity, Stat, StatKey, Status, TokenCount, TpotMethod, Verdict,
 };
-use crate::vocabulary::{self, Kind};
+use crate::vocabulary::{self, Key, Kind, reported, totals, workload};
 
 /// Tolerances of the rules (defaults in [`Tolerances::default`], flags in the CLI).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,7 +95,7 @@ fn rounding_ms(run: &Run) -> f64 {
 pub fn validate(run: &mut Run, policy: &Policy) {
     let t = &policy.tolerances;
     let i = Inputs::of(run);
-    let claimed = run.reported.stat("tpot_ms").and_then(Stat::mean).filter(|m| *m > 0.0);
+    let claimed = run.stat(reported::TPOT_MS).and_then(Stat::mean).filter(|m| *m > 0.0);
     let equal = equal_lengths(run, &i);
     let outcomes: [Outcome; 16] = [
         key_figures(run, &i),
@@ -186,7 +186,7 @@ fn equal_lengths(run: &Run, i: &Inputs) -> Option<String> {
     if run.source.format != Format::Report {
         return None;
     }
-    let l = run.workload.number("output_len")?;
+    let l = run.number(workload::OUTPUT_LEN)?;
     let (n, r) = (i.output_tokens?, i.successful?);
     (r >= 1.0 && l >= 1.0 && (n - r * l).abs() < 0.5).then(|| {
         format!(
@@ -219,7 +219,7 @@ fn max_from_percentile(p: f64, q: f64, n: f64) -> Option<f64> {
 /// printed maximum (or the maximum numpy's p99 over `R` requests allows), and never more than
 /// the benchmark's duration.
 fn decode_cap(run: &Run, i: &Inputs) -> Option<(f64, String)> {
-    let e2e = run.reported.stat("e2e_ms");
+    let e2e = run.stat(reported::E2E_MS);
     if let Some(max) = e2e.and_then(|s| s.get(StatKey::Max)) {
         return Some((max + rounding_ms(run), format!("the longest E2E latency, {} ms", f(max))));
     }
@@ -301,13 +301,13 @@ fn key_figures(run: &Run, i: &Inputs) -> Outcome {
             );
         }
     }
-    let any_stat = |name: &str| run.reported.stat(name).and_then(|s| s.iter().next()).map(|(_, v)| v);
+    let any_stat = |key| run.stat(key).and_then(|s| s.iter().next()).map(|(_, v)| v);
     let key = [
-        ("TPOT (derived.tpot_ms.mean, or the TPOT rows)", d.tpot_ms.mean.or(any_stat("tpot_ms"))),
-        ("TTFT (reported.ttft_ms)", any_stat("ttft_ms")),
-        ("E2E latency (reported.e2e_ms)", any_stat("e2e_ms")),
-        ("output throughput", d.output_tok_per_s.or(run.reported.number("output_tok_per_s"))),
-        ("request throughput", d.request_per_s.or(run.reported.number("request_per_s"))),
+        ("TPOT (derived.tpot_ms.mean, or the TPOT rows)", d.tpot_ms.mean.or(any_stat(reported::TPOT_MS))),
+        ("TTFT (reported.ttft_ms)", any_stat(reported::TTFT_MS)),
+        ("E2E latency (reported.e2e_ms)", any_stat(reported::E2E_MS)),
+        ("output throughput", d.output_tok_per_s.or(run.number(reported::OUTPUT_TOK_PER_S))),
+        ("request throughput", d.request_per_s.or(run.number(reported::REQUEST_PER_S))),
     ];
     let have: Vec<&str> = key.iter().filter(|(_, v)| v.is_some()).map(|(n, _)| *n).collect();
     if have.is_empty() {
@@ -340,16 +340,14 @@ fn complete_block(run: &Run) -> Outcome {
             ),
         );
     };
+    let has = |k: Key| (k.path(), run.has(k));
     let key = [
-        ("totals.successful_requests", run.totals.get("successful_requests").is_some()),
-        ("totals.duration_s", run.totals.get("duration_s").is_some()),
-        ("totals.output_tokens", run.totals.get("output_tokens").is_some()),
-        ("reported.ttft_ms", run.reported.get("ttft_ms").is_some()),
-        (
-            "reported.tpot_ms or reported.e2e_ms",
-            run.reported.get("tpot_ms").is_some() || run.reported.get("e2e_ms").is_some(),
-        ),
-        ("reported.itl_ms", run.reported.get("itl_ms").is_some()),
+        has(totals::SUCCESSFUL_REQUESTS),
+        has(totals::DURATION_S),
+        has(totals::OUTPUT_TOKENS),
+        has(reported::TTFT_MS),
+        ("reported.tpot_ms or reported.e2e_ms", run.has(reported::TPOT_MS) || run.has(reported::E2E_MS)),
+        has(reported::ITL_MS),
     ];
     let missing: Vec<&str> = key.iter().filter(|(_, present)| !present).map(|(n, _)| *n).collect();
     let what = if missing.is_empty() {
@@ -417,7 +415,7 @@ fn decode_within_e2e(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Option<
     let mut failed = Vec::new();
     if let Some((cap, what)) = decode_cap(run, i) {
         let mut figures: Vec<(String, f64)> = Vec::new();
-        if let Some((k, v)) = run.reported.stat("tpot_ms").and_then(largest) {
+        if let Some((k, v)) = run.stat(reported::TPOT_MS).and_then(largest) {
             figures.push((format!("the TPOT rows' {k}"), v));
         }
         // A derived TPOT that is not the rows themselves (the rows are checked just above).
@@ -497,7 +495,7 @@ fn above_quantile(n: f64, q: f64) -> f64 {
 /// `R x step / (N_out - R)` is added to the upper bounds for them, and a 1.5x margin to the
 /// percentile bound.
 fn tpot_bounds(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Option<&str>) -> Outcome {
-    let Some(rows) = run.reported.stat("tpot_ms").filter(|s| !s.is_empty()) else {
+    let Some(rows) = run.stat(reported::TPOT_MS).filter(|s| !s.is_empty()) else {
         return skip("no TPOT rows to compare with");
     };
     let dt = &run.derived.tpot_ms;
@@ -608,7 +606,7 @@ fn e2e_capacity(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
             x(ratio)
         ));
     }
-    if let (Some(conc), Some(c)) = (run.reported.number("mean_in_flight"), i.max_concurrency) {
+    if let (Some(conc), Some(c)) = (run.number(reported::MEAN_IN_FLIGHT), i.max_concurrency) {
         failed |= conc > c * t.e2e_capacity;
         parts.push(format!("printed Concurrency {} vs max concurrency {}", f(conc), c as u64));
     }
@@ -684,7 +682,7 @@ fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
-    let per_request = ["reported.ttft_ms", "reported.tpot_ms", "reported.e2e_ms"];
+    let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
     let rounding = rounding_ms(run);
     let mut check = |path: &str, stat: &Stat| {
         let Some(m) = stat.mean() else { return };
@@ -796,11 +794,11 @@ fn physical_range(run: &Run) -> Outcome {
     if let Some(t) = run.derived.tpot_ms.mean.filter(|t| *t > 0.0) {
         rates.push((format!("1000 / derived.tpot_ms.mean {}", f(t)), rate_of(t)));
     }
-    if let Some(t) = run.reported.stat("tpot_ms").and_then(Stat::mean).filter(|t| *t > 0.0) {
+    if let Some(t) = run.stat(reported::TPOT_MS).and_then(Stat::mean).filter(|t| *t > 0.0) {
         rates.push((format!("1000 / reported.tpot_ms.mean {}", f(t)), rate_of(t)));
     }
-    if let Some(r) = run.reported.number("per_user_tok_per_s") {
-        rates.push(("reported.per_user_tok_per_s".into(), r));
+    if let Some(r) = run.number(reported::PER_USER_TOK_PER_S) {
+        rates.push((reported::PER_USER_TOK_PER_S.path().into(), r));
     }
     for (name, r) in rates {
         n += 1;
@@ -812,12 +810,12 @@ fn physical_range(run: &Run) -> Outcome {
             ));
         }
     }
-    for name in ["ttft_ms", "e2e_ms"] {
-        if let Some(m) = run.reported.stat(name).and_then(Stat::mean) {
+    for key in [reported::TTFT_MS, reported::E2E_MS] {
+        if let Some(m) = run.stat(key).and_then(Stat::mean) {
             n += 1;
             if m < MIN_LATENCY_MS {
                 problems.push(format!(
-                    "reported.{name}.mean = {} ms, below {} ms: no HTTP response arrives that fast",
+                    "{key}.mean = {} ms, below {} ms: no HTTP response arrives that fast",
                     f(m),
                     MIN_LATENCY_MS
                 ));
@@ -907,10 +905,12 @@ fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
         let slack = 0.005 + expect * (0.005 / d) + expect * t.throughput;
         ((printed - expect).abs() <= slack, expect)
     };
-    for (name, total, label) in
-        [("output_tok_per_s", i.output_tokens, "output tokens"), ("request_per_s", i.successful, "successful requests")]
-    {
-        if let (Some(p), Some(n)) = (run.reported.number(name), total) {
+    for (key, total, label) in [
+        (reported::OUTPUT_TOK_PER_S, i.output_tokens, "output tokens"),
+        (reported::REQUEST_PER_S, i.successful, "successful requests"),
+    ] {
+        let name = key.rel();
+        if let (Some(p), Some(n)) = (run.number(key), total) {
             let (ok, expect) = agrees(p, n);
             failed |= !ok;
             parts.push(format!("{name} printed {} vs {} {label} / {} s = {}", f(p), n as u64, f(d), f(expect)));
@@ -968,8 +968,7 @@ fn itl_is_per_chunk(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
     let Some(tpot) = run.derived.tpot_ms.mean.filter(|m| *m > 0.0) else { return skip("no TPOT") };
     let ratio = itl / tpot;
     let accept = run
-        .reported
-        .number("accept_length")
+        .number(reported::ACCEPT_LENGTH)
         .map(|a| format!("; the server reports accept length {}", f(a)))
         .unwrap_or_default();
     if ratio > t.itl_chunk_ratio {
@@ -992,8 +991,8 @@ fn itl_is_per_chunk(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
 }
 
 fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
-    let server = run.totals.number("output_tokens");
-    let retok = run.totals.number("output_tokens_retokenized");
+    let server = run.number(totals::OUTPUT_TOKENS);
+    let retok = run.number(totals::OUTPUT_TOKENS_RETOKENIZED);
     let requested = run.source.semantics.output_tokens == Some(TokenCount::Requested);
     let mut parts = Vec::new();
     let mut failed = false;
@@ -1013,10 +1012,10 @@ fn token_count_source(run: &Run, t: &Tolerances) -> Outcome {
     // A tool that counts streamed chunks as tokens when the server sends no usage (guidellm):
     // one token per chunk, and far fewer tokens than were asked for.
     if let (Some(asked), Some(tpc), Some(n), Some(r)) = (
-        run.workload.number("output_len"),
-        run.reported.number("tokens_per_chunk"),
+        run.number(workload::OUTPUT_LEN),
+        run.number(reported::TOKENS_PER_CHUNK),
         server,
-        run.totals.number("successful_requests"),
+        run.number(totals::SUCCESSFUL_REQUESTS),
     ) {
         let per_request = if r > 0.0 { n / r } else { 0.0 };
         if (tpc - 1.0).abs() < 0.01 && per_request < 0.5 * asked {
