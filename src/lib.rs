@@ -50,6 +50,7 @@ pub mod validate;
 pub mod value;
 pub mod vocabulary;
 
+mod cli;
 mod pipeline;
 
 use std::io::BufRead;
@@ -62,57 +63,29 @@ pub use validate::{Policy, Tolerances};
 /// How to normalize.
 #[derive(Clone, Copy)]
 pub struct Options<'a> {
+    /// The parser definitions: [`Definitions::builtin`], or those of a folder over them
+    /// ([`Definitions::with_dir`]).
     pub definitions: &'a Definitions,
+    /// How strict the rules are, and their tolerances.
     pub policy: Policy,
     /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
     pub reports_only: bool,
-    /// Read the blocks of a text input on a second thread while the first goes on scanning. Runs
-    /// are still handed out in order, and, from a stream ([`normalize`]), each before a read of
-    /// the input that would wait (see `ready`), so `tail -f log | bench-normalize` prints each as
-    /// its block ends.
-    pub pipelined: bool,
-    /// Whether the input has bytes to read at once (a `poll` of a pipe or a terminal). Without
-    /// it, a pipelined read of a stream takes every read as one that may wait, and waits for the
-    /// second thread's runs before it: correct, but little is left of the second thread.
-    pub ready: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 impl Default for Options<'static> {
     fn default() -> Self {
-        Options {
-            definitions: Definitions::builtin(),
-            policy: Policy::default(),
-            reports_only: false,
-            pipelined: false,
-            ready: None,
-        }
+        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false }
     }
 }
 
-/// Where runs (and problems that do not stop the input) go, as soon as they are found.
+/// Where runs (and problems that do not stop the input) go, as soon as they are found. A closure
+/// `FnMut(Run) -> Result<(), Error>` is one.
 pub trait Sink {
+    /// A run, complete (derived and validated); an error returned stops the reading.
     fn run(&mut self, run: Run) -> Result<(), Error>;
     /// A problem with part of an input (a malformed JSONL line) while the rest is still read.
     fn diagnostic(&mut self, _error: Error) {}
-    /// How this sink turns a run into its output, when that needs nothing but the run (JSON
-    /// Lines, say). A pipelined read ([`Options::pipelined`]) then renders some runs on its second
-    /// thread, when the first one (reading the input and handing out runs) is the busier, and
-    /// hands them to [`Sink::rendered`] instead of [`Sink::run`]: a sink that gives a function
-    /// here implements both.
-    fn render(&self) -> Option<Render> {
-        None
-    }
-    /// A run's bytes, as [`Sink::render`]'s function made them, and its [`Run::outline`]
-    /// (source, checks, verdict; the figures, notes and rows are in the bytes). Called only for
-    /// a sink that gives [`Sink::render`] a function; this default, for the others, is never used.
-    fn rendered(&mut self, run: Run, _bytes: Vec<u8>) -> Result<(), Error> {
-        self.run(run)
-    }
 }
-
-/// A sink's rendering of a run (see [`Sink::render`]); `None` when it cannot render it, and the
-/// run then goes to [`Sink::run`] (which reports why).
-pub type Render = fn(&Run) -> Option<Vec<u8>>;
 
 impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
     fn run(&mut self, run: Run) -> Result<(), Error> {
@@ -125,14 +98,14 @@ impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
 /// Returns how many runs were found; none is an error ([`Error::NoResult`], or the first
 /// problem met).
 pub fn normalize<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    pipeline::read(reader, input, opts, sink, true)
+    pipeline::read(reader, input, &pipeline::Config::from(opts), &mut pipeline::Plain(sink), true)
 }
 
 /// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
 /// private memory map instead of being copied into memory (a vLLM result file with
 /// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
 pub fn normalize_file(file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    pipeline::read_file(file, input, opts, sink)
+    pipeline::read_file(file, input, &pipeline::Config::from(opts), &mut pipeline::Plain(sink))
 }
 
 /// Normalize a text held in memory, with the built-in definitions and default policy.
@@ -143,4 +116,12 @@ pub fn normalize_str(text: &str, input: &str) -> Result<Vec<Run>, Error> {
         Ok(())
     })?;
     Ok(runs)
+}
+
+/// The `bench-normalize` command on the process's arguments, returning its exit code: the
+/// binary's only call into the library. Not a library API (it prints, and reads the process's
+/// standard input): see docs/decisions.md, "The crate's public API".
+#[doc(hidden)]
+pub fn cli_main() -> i32 {
+    cli::main()
 }

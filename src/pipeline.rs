@@ -1,6 +1,6 @@
 //! The pipeline driver: one input, whatever it is (a text log read a line at a time, a JSON result
 //! file or report read whole), through detect -> extract -> canonical -> derive -> validate, each
-//! run handed to the caller's [`Sink`] as soon as it is complete.
+//! run handed to the caller's [`Out`] as soon as it is complete.
 //!
 //! This module decides what an input is (text or JSON, from its first bytes) and scans text;
 //! [`json`] reads JSON documents, [`threads`] reads a text's blocks on a second thread. Every run,
@@ -21,11 +21,81 @@ use crate::{Definitions, Error, Options, Run, Sink, canonical, check, derive, ex
 
 /// [`crate::normalize`]; `live`: the input may make a read wait (a pipe, a terminal), and runs already
 /// found are handed out before such a read.
+/// How to read an input: the caller's [`Options`], and the speed machinery the command line
+/// drives (no public API: see docs/decisions.md, "The crate's public API").
+#[derive(Clone, Copy)]
+pub(crate) struct Config<'a> {
+    pub(crate) definitions: &'a Definitions,
+    pub(crate) policy: Policy,
+    /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
+    pub(crate) reports_only: bool,
+    /// Read the blocks of a text input on a second thread while the first goes on scanning. Runs
+    /// are still handed out in order, and, from a stream, each before a read of the input that
+    /// would wait (see `ready`), so `tail -f log | bench-normalize` prints each as its block ends.
+    pub(crate) pipelined: bool,
+    /// Whether the input has bytes to read at once (a `poll` of a pipe or a terminal). Without
+    /// it, a pipelined read of a stream takes every read as one that may wait, and waits for the
+    /// second thread's runs before it: correct, but little is left of the second thread.
+    pub(crate) ready: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+impl<'a> From<&Options<'a>> for Config<'a> {
+    /// A library caller's options: one thread, no readiness probe.
+    fn from(opts: &Options<'a>) -> Self {
+        Config {
+            definitions: opts.definitions,
+            policy: opts.policy,
+            reports_only: opts.reports_only,
+            pipelined: false,
+            ready: None,
+        }
+    }
+}
+
+/// Where the pipeline hands runs (and problems that do not stop the input): a caller's [`Sink`]
+/// ([`Plain`]), or the command line's output, which may have runs rendered on the second thread.
+pub(crate) trait Out {
+    fn run(&mut self, run: Run) -> Result<(), Error>;
+    /// A problem with part of an input (a malformed JSONL line) while the rest is still read.
+    fn diagnostic(&mut self, _error: Error) {}
+    /// How this output turns a run into its bytes, when that needs nothing but the run (JSON
+    /// Lines, say). A pipelined read ([`Config::pipelined`]) then renders some runs on its second
+    /// thread, when the first one (reading the input and handing out runs) is the busier, and
+    /// hands them to [`Out::rendered`] instead of [`Out::run`]: an output that gives a function
+    /// here implements both.
+    fn render(&self) -> Option<Render> {
+        None
+    }
+    /// A run's bytes, as [`Out::render`]'s function made them, and its [`Run::outline`] (source,
+    /// checks, verdict; the figures, notes and rows are in the bytes). Called only for an output
+    /// that gives [`Out::render`] a function; this default, for the others, is never used.
+    fn rendered(&mut self, run: Run, _bytes: Vec<u8>) -> Result<(), Error> {
+        self.run(run)
+    }
+}
+
+/// An output's rendering of a run (see [`Out::render`]); `None` when it cannot render it, and the
+/// run then goes to [`Out::run`] (which reports why).
+pub(crate) type Render = fn(&Run) -> Option<Vec<u8>>;
+
+/// A library caller's [`Sink`], which renders nothing.
+pub(crate) struct Plain<'s>(pub(crate) &'s mut dyn Sink);
+
+impl Out for Plain<'_> {
+    fn run(&mut self, run: Run) -> Result<(), Error> {
+        self.0.run(run)
+    }
+
+    fn diagnostic(&mut self, error: Error) {
+        self.0.diagnostic(error)
+    }
+}
+
 pub(crate) fn read<R: BufRead>(
     mut reader: R,
     input: &str,
-    opts: &Options,
-    sink: &mut dyn Sink,
+    opts: &Config,
+    sink: &mut dyn Out,
     live: bool,
 ) -> Result<usize, Error> {
     let io = |source| Error::Io { input: input.to_string(), source };
@@ -72,8 +142,8 @@ pub(crate) fn read<R: BufRead>(
 pub(crate) fn read_file(
     mut file: std::fs::File,
     input: &str,
-    opts: &Options,
-    sink: &mut dyn Sink,
+    opts: &Config,
+    sink: &mut dyn Out,
 ) -> Result<usize, Error> {
     use std::io::Seek;
     // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
@@ -104,7 +174,7 @@ pub(crate) fn looks_like_json(head: &[u8]) -> bool {
 /// Whether an input whose first bytes are `head` is read as JSON: it starts like JSON, and is
 /// no text log that starts with JSON log records (see [`json_head_is_text`]; `check` reads JSON
 /// only).
-fn read_as_json(head: &[u8], opts: &Options) -> bool {
+fn read_as_json(head: &[u8], opts: &Config) -> bool {
     looks_like_json(head) && (opts.reports_only || json_head_is_text(head, opts.definitions) != Some(true))
 }
 
@@ -143,8 +213,8 @@ fn json_head_is_text(head: &[u8], defs: &Definitions) -> Option<bool> {
 pub(crate) fn normalize_text<R: BufRead>(
     reader: R,
     input: &str,
-    opts: &Options,
-    sink: &mut dyn Sink,
+    opts: &Config,
+    sink: &mut dyn Out,
     live: bool,
 ) -> Result<usize, Error> {
     let mut scanner = Scanner::new(opts.definitions);

@@ -7,16 +7,11 @@ use serde::de::DeserializeSeed;
 use crate::detect::{self, DocKind};
 use crate::error::Location;
 use crate::input::json::{Doc, DocSeed, Documents, read_doc_fast};
-use crate::pipeline::{Claims, close, looks_like_json, normalize_text};
+use crate::pipeline::{Claims, Config, Out, Plain, close, looks_like_json, normalize_text};
 use crate::report::{self, Format, Note};
-use crate::{Definitions, Error, Options, Report, Run, Sink, canonical, check, definition, extract, input, llmd};
+use crate::{Definitions, Error, Report, Run, canonical, check, definition, extract, input, llmd};
 
-pub(crate) fn normalize_json(
-    text: &mut [u8],
-    input: &str,
-    opts: &Options,
-    sink: &mut dyn Sink,
-) -> Result<usize, Error> {
+pub(crate) fn normalize_json(text: &mut [u8], input: &str, opts: &Config, sink: &mut dyn Out) -> Result<usize, Error> {
     let arrays = opts.definitions.json_keys();
     // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
@@ -43,8 +38,8 @@ fn runs_of_docs(
     docs: Vec<Result<Doc<'_>, Error>>,
     text_lines: usize,
     input: &str,
-    opts: &Options,
-    sink: &mut dyn Sink,
+    opts: &Config,
+    sink: &mut dyn Out,
 ) -> Result<usize, Error> {
     let mut found = 0;
     let mut errors: Vec<Error> = Vec::new();
@@ -103,10 +98,10 @@ fn runs_of_docs(
             std::io::Cursor::new(text),
             input,
             opts,
-            &mut |r| {
+            &mut Plain(&mut |r: Run| {
                 text_runs.push(r);
                 Ok(())
-            },
+            }),
             false,
         ) {
             Ok(_) => {}
@@ -219,7 +214,7 @@ fn json_looked_for(defs: &Definitions) -> String {
 /// extract -> canonical -> derive -> validate, for one JSON document (a canonical report gives
 /// one run per entry of `runs`). A report read back is verified, not trusted ([`check`]): every
 /// shape error of the document is returned at once, in document order.
-fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Options) -> Result<Vec<Run>, Vec<Error>> {
+fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -> Result<Vec<Run>, Vec<Error>> {
     let report_shape = |path: String, message: String| Error::Report { input: input.to_string(), path, message };
     let shape_errors = |errors: Vec<check::ShapeError>| -> Vec<Error> {
         errors.into_iter().map(|e| report_shape(e.path.clone(), e.message())).collect()
@@ -346,7 +341,7 @@ fn run_of_doc(
     variant: Option<&definition::Variant>,
     input: &str,
     index: usize,
-    opts: &Options,
+    opts: &Config,
     ambiguous_with: &[&str],
 ) -> Result<Run, Error> {
     let extracted = extract::extract_doc(doc, definition, input)?;

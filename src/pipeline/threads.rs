@@ -4,8 +4,8 @@
 use std::io::{BufRead, Read};
 
 use crate::detect::{Block, Scanner};
-use crate::pipeline::{run_of_block, scan};
-use crate::{Error, Options, Run, Sink};
+use crate::pipeline::{Config, Out, run_of_block, scan};
+use crate::{Error, Run};
 
 /// [`scan`] on this thread, which also hands runs to the sink in order; a second thread extracts,
 /// derives and validates each block (bounded queues keep memory bounded). Returns the runs found.
@@ -15,9 +15,9 @@ use crate::{Error, Options, Run, Sink};
 pub(crate) fn normalize_text_pipelined<'d, R: BufRead>(
     reader: R,
     input: &str,
-    opts: &Options,
+    opts: &Config,
     scanner: &mut Scanner<'d>,
-    sink: &mut dyn Sink,
+    sink: &mut dyn Out,
     live: bool,
 ) -> Result<usize, Error> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -84,7 +84,7 @@ pub(crate) fn normalize_text_pipelined<'d, R: BufRead>(
 /// The runs coming back from the pipelined worker, in the order their blocks were sent, and the
 /// sink they go to.
 struct HandOut<'s> {
-    sink: &'s mut dyn Sink,
+    sink: &'s mut dyn Out,
     runs: std::sync::mpsc::Receiver<(Run, Option<Vec<u8>>)>,
     sent: usize,
     found: usize,
@@ -151,5 +151,145 @@ impl<R: BufRead, F: FnMut() -> std::io::Result<()>> BufRead for BeforeRefill<R, 
     fn consume(&mut self, n: usize) {
         self.left = self.left.saturating_sub(n);
         self.inner.consume(n);
+    }
+}
+
+// These tests drive the pipelined read itself (a sink that renders, a read that never waits),
+// which is no public API: they live here rather than in tests/.
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::pipeline::{Config, Out, Plain, Render};
+    use crate::{Error, Options, Run};
+
+    fn samples_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples")
+    }
+
+    /// The files of `samples/DIR` whose names end with `suffix`, sorted.
+    fn sample_files(dir: &str, suffix: &str) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(samples_dir().join(dir))
+            .unwrap_or_else(|e| panic!("samples/{dir}: {e}"))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().ends_with(suffix))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A pipelined read (a file's blocks read on a second thread) may render runs there, for a sink
+    /// that says how ([`Out::render`]). Whichever thread does it, every run arrives
+    /// once, in input order, and rendered bytes are the renderer's, with the run's outline (source,
+    /// checks, verdict): the same report as read alone.
+    #[test]
+    fn a_pipelined_read_hands_out_every_run_once_in_order_rendered_or_not() {
+        struct Both {
+            /// Each run as JSON, whichever way it came.
+            runs: Vec<String>,
+            rendered: usize,
+        }
+        fn render(run: &Run) -> Option<Vec<u8>> {
+            serde_json::to_vec(run).ok()
+        }
+        impl Out for Both {
+            fn run(&mut self, run: Run) -> Result<(), Error> {
+                self.runs.push(serde_json::to_string(&run).unwrap());
+                Ok(())
+            }
+            fn render(&self) -> Option<Render> {
+                Some(render)
+            }
+            fn rendered(&mut self, outline: Run, bytes: Vec<u8>) -> Result<(), Error> {
+                let full: Run = serde_json::from_slice(&bytes).unwrap();
+                assert_eq!(
+                    (&outline.source, &outline.checks, outline.verdict),
+                    (&full.source, &full.checks, full.verdict)
+                );
+                assert!(outline.rows.is_empty() && outline.notes.is_empty(), "an outline, not the whole run");
+                self.rendered += 1;
+                self.runs.push(String::from_utf8(bytes).unwrap());
+                Ok(())
+            }
+        }
+        // Many blocks of every tool, one after another.
+        let mut text = Vec::new();
+        for dir in ["captured", "versions", "noisy", "public"] {
+            for path in sample_files(dir, ".txt") {
+                text.extend(std::fs::read(path).unwrap());
+                text.push(b'\n');
+            }
+        }
+        let always = || true;
+        let read = |pipelined: bool, ready: Option<&(dyn Fn() -> bool + Sync)>| {
+            let mut sink = Both { runs: Vec::new(), rendered: 0 };
+            let opts = Config { pipelined, ready, ..Config::from(&Options::default()) };
+            // Read a few KB at a time, as from a pipe.
+            crate::pipeline::read(
+                std::io::BufReader::with_capacity(4096, &text[..]),
+                "all.txt",
+                &opts,
+                &mut sink,
+                true,
+            )
+            .unwrap();
+            sink
+        };
+        let (alone, pipelined, never_waiting) = (read(false, None), read(true, None), read(true, Some(&always)));
+        assert!(alone.runs.len() > 50, "{}", alone.runs.len());
+        eprintln!(
+            "{} and {} of {} runs rendered on the second thread",
+            pipelined.rendered,
+            never_waiting.rendered,
+            pipelined.runs.len()
+        );
+        assert_eq!(alone.rendered, 0, "only a pipelined read renders");
+        // The worker renders at least the last blocks, once the scanner has no more to send: the
+        // outline path above is always taken.
+        assert!(pipelined.rendered > 0 && never_waiting.rendered > 0);
+        assert_eq!(pipelined.runs, alone.runs);
+        assert_eq!(never_waiting.runs, alone.runs);
+    }
+
+    /// A pipelined read of a stream hands out every run whose block has ended before it reads on, when
+    /// that read may wait (here: every read, as nothing says the input is ready): a live log
+    /// (`tail -f log | bench-normalize`) gets each run as its block ends, not with the next one.
+    #[test]
+    fn a_pipelined_read_of_a_stream_hands_out_each_run_before_it_reads_on() {
+        use std::sync::{Arc, Mutex};
+        let log = std::fs::read(samples_dir().join("captured/vllm-s1.stdout.txt")).unwrap();
+        /// Gives one log per read; before each, checks that the runs of the logs given so far are out.
+        struct Pieces {
+            left: usize,
+            given: usize,
+            log: Vec<u8>,
+            got: Arc<Mutex<Vec<Run>>>,
+        }
+        impl std::io::Read for Pieces {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                assert!(out.len() >= self.log.len());
+                assert_eq!(self.got.lock().unwrap().len(), self.given, "a run not handed out before the next read");
+                if self.left == 0 {
+                    return Ok(0);
+                }
+                self.left -= 1;
+                self.given += 1;
+                out[..self.log.len()].copy_from_slice(&self.log);
+                Ok(self.log.len())
+            }
+        }
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let input = Pieces { left: 5, given: 0, log, got: got.clone() };
+        let sink_got = got.clone();
+        let mut sink = move |run: Run| {
+            sink_got.lock().unwrap().push(run);
+            Ok(())
+        };
+        let opts = Config { pipelined: true, ..Config::from(&Options::default()) };
+        let reader = std::io::BufReader::with_capacity(64 * 1024, input);
+        let found = crate::pipeline::read(reader, "live.log", &opts, &mut Plain(&mut sink), true).unwrap();
+        assert_eq!(found, 5);
+        let blocks: Vec<usize> = got.lock().unwrap().iter().map(|r| r.source.block).collect();
+        assert_eq!(blocks, [1, 2, 3, 4, 5]);
     }
 }
