@@ -2,20 +2,19 @@
 //! `sglang.bench_serving`) to one canonical report, with TPOT derived from E2E latency, TTFT and
 //! token counts (never from ITL), and runs that contradict their own totals rejected.
 //!
-//! The data path, one module per stage, each feeding the next:
+//! The public API is this page: [`normalize_str`], [`normalize`] (a reader) and [`normalize_file`];
+//! the [`Options`] ([`Definitions`], [`Policy`], [`Tolerances`]) and the [`Sink`] runs go to; the
+//! report's types ([`Run`], [`Report`], module [`report`]); writing a report in a format
+//! ([`emit`], [`llmd`]); [`Error`] and its [`ExitCode`].
+//!
+//! Inside, the data path is one module per stage, each feeding the next:
 //!
 //! ```text
 //! input -> detect -> extract -> canonical -> derive -> validate -> emit
 //! ```
 //!
-//! * [`input`] reads bytes into clean lines (colour codes, `\r` progress bars, bad UTF-8);
-//! * [`detect`] finds result blocks and which tool and variant printed them, using the
-//!   definitions in `parsers/` ([`definition`]);
-//! * [`extract`] reads every row and the value of each known one ([`lex`], [`value`]);
-//! * [`canonical`] builds a [`Run`] of canonical figures ([`vocabulary`], [`report`]);
-//! * [`derive`] computes TPOT and what follows from it;
-//! * [`validate`] checks the run against its own totals;
-//! * [`emit`] writes the report.
+//! `pipeline` drives it for one input (text or JSON, on one thread or two); `cli` is the command
+//! line (the binary calls it).
 //!
 //! ```
 //! let log = "\n============ Serving Benchmark Result ============\n\
@@ -31,23 +30,23 @@
 //! assert_eq!(runs[0].derived.tpot_ms.mean, Some(12.8025));
 //! ```
 
-pub mod canonical;
+mod canonical;
 pub mod check;
 pub mod client;
-pub mod definition;
-pub mod derive;
+mod definition;
+mod derive;
 pub mod detect;
-pub mod dstack_model;
+mod dstack_model;
 pub mod emit;
 pub mod error;
-pub mod extract;
+mod extract;
 pub mod input;
-pub mod lex;
+mod lex;
 pub mod llmd;
 pub mod report;
-pub mod schema;
-pub mod validate;
-pub mod value;
+mod schema;
+mod validate;
+mod value;
 pub mod vocabulary;
 
 mod cli;
