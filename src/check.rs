@@ -16,7 +16,7 @@
 //!    its `per_user_tok_per_s` is `output_tok_per_s / workload.concurrency` (dstack's `## Benchmark`
 //!    instructions to its agent); a canonical per-user rate is `1000 / TPOT`. A headline figure that
 //!    cannot be verified is an error saying why. dstack's own model rules (no failed request, every
-//!    requested request measured, ...) are `validate`'s `dstack-model` ([`crate::dstack_model`]).
+//!    requested request measured, ...) are `validate`'s `dstack-model` (`crate::dstack_model`).
 //!
 //! Tolerances are rounding-aware: a stated figure agrees with its definition when the figures it
 //! is computed from, each anywhere within the rounding of the digits written, give a value that
@@ -673,7 +673,7 @@ fn outcome(failures: Vec<String>, passed: String) -> (Status, String) {
 /// The report-level rules of a run read back from a report (a canonical run, or a report shape
 /// such as dstack's): for a canonical run the outcome of [`restated`] (called before validation,
 /// as it may put a verified per-request TPOT back), headline definitions, and dstack's model rules
-/// for a dstack report. Call after [`crate::validate::validate`]: the checks are added to its, and
+/// for a dstack report. Call after `crate::validate::validate`: the checks are added to its, and
 /// a failed error rejects the run.
 pub fn verify(run: &mut Run, restated: Option<(Status, String)>, policy: &Policy) {
     if let Some(o) = restated {

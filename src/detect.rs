@@ -208,7 +208,7 @@ impl<'d> KnownLabels<'d> {
     }
 }
 
-/// A block line read as a row ([`crate::lex::split_row`]).
+/// A block line read as a row (`crate::lex::split_row`).
 #[derive(Debug, Clone)]
 pub struct BodyRow {
     /// The label as definitions compare it (white space folded, colon kept).
