@@ -16,7 +16,7 @@
 //!    its `per_user_tok_per_s` is `output_tok_per_s / workload.concurrency` (dstack's `## Benchmark`
 //!    instructions to its agent); a canonical per-user rate is `1000 / TPOT`. A headline figure that
 //!    cannot be verified is an error saying why. dstack's own model rules (no failed request, every
-//!    requested request measured, ...) are `validate`'s `dstack-model` ([`crate::dstack_model`]).
+//!    requested request measured, ...) are `validate`'s `dstack-model` (`crate::dstack_model`).
 //!
 //! Tolerances are rounding-aware: a stated figure agrees with its definition when the figures it
 //! is computed from, each anywhere within the rounding of the digits written, give a value that

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::report::{Check, ClientRun, Figure, Figures, Note, Row, Severity, Status, Verdict};
-use crate::{Error, Options, Policy, Run, derive, validate};
+use crate::{Error, Options, Policy, Run};
 
 /// One benchmark client `run` knows: how it is invoked, what it needs added, where its result is.
 #[derive(Debug)]
@@ -1093,8 +1093,7 @@ fn merge(mut file: Run, printed: Run, policy: &Policy) -> Run {
         });
         r
     }));
-    file.derived = derive::derive(&file);
-    validate::validate(&mut file, policy);
+    crate::pipeline::close(&mut file, policy, crate::pipeline::Claims::None);
     let (status, message) = if found.is_empty() {
         (Status::Pass, format!("{compared} printed figures agree with the result file within their printed precision"))
     } else {
@@ -1175,8 +1174,7 @@ fn annotate(run: &mut Run, plan: &Plan, info: &ClientRun, policy: &Policy) {
     run.source.run = Some(info.clone());
     if changed {
         let agreement = run.checks.iter().find(|c| c.id == AGREEMENT_RULE).cloned();
-        run.derived = derive::derive(run);
-        validate::validate(run, policy);
+        crate::pipeline::close(run, policy, crate::pipeline::Claims::None);
         run.checks.extend(agreement);
         settle_verdict(run, policy);
     }

@@ -835,7 +835,7 @@ impl Definitions {
         crate::input::json::Keys::of(arrays, &reads)
     }
 
-    /// What a text scanner looks for ([`Literals`]), built on first use.
+    /// What a text scanner looks for (`Literals`), built on first use.
     pub fn literals(&self) -> &Literals {
         self.literals.get_or_init(|| Literals::of(self))
     }

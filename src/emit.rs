@@ -16,24 +16,29 @@ pub use explain::explain;
 pub use json::{JsonReport, write_json, write_jsonl};
 pub use table::table;
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Output formats (the command line's `--format`; `--explain` for [`OutputFormat::Explain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
-    /// The whole report, one JSON document.
+    /// The whole report (pretty on a terminal, compact otherwise)
     Json,
-    /// One run per line, written as soon as the run is complete.
+    /// One run per line, printed as soon as it is complete
     Jsonl,
-    /// Runs side by side for people.
+    /// Runs side by side for people: derived TPOT and per-user decode rate first
     Table,
-    /// One row per run, stable columns.
+    /// One row per run, stable column names, header once
     Csv,
-    /// What dstack's preset model accepts: its `benchmark` object, or its `metrics` (one per run).
+    /// What dstack's preset model accepts: the `benchmark` object when the run states the client's
+    /// version and command, else its `metrics` (an array for several runs); exit 5 for a run that
+    /// lacks a figure dstack requires
     Dstack,
-    /// The metrics object of dstack's proposal dstack#4230 (`e2e_ms`, TPOT derived).
+    /// The `metrics` object of dstack's proposal dstack#4230 (`e2e_ms` added, TPOT derived, null
+    /// for what the run does not give); not what dstack 0.22.5 accepts
     DstackE2e,
-    /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (see [`crate::llmd`]).
+    /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (a rejected run is not
+    /// written)
     LlmdBr,
-    /// The derivation of each run written out.
+    /// The derivation of each run written out (`--explain`)
+    #[value(skip)]
     Explain,
 }
 

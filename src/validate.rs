@@ -26,7 +26,6 @@ use coverage::{complete_block, dstack_model, key_figures, per_request_consistenc
 use decode::{
     decode_capacity, decode_within_e2e, e2e_capacity, equal_lengths, itl_is_per_chunk, tpot_agreement, tpot_bounds,
 };
-pub use values::MAX_PER_USER_TOK_PER_S;
 use values::{distribution_possible, finite_values, latency_order, physical_range};
 
 /// Tolerances of the rules (defaults in [`Tolerances::default`], flags in the CLI).

@@ -65,7 +65,7 @@ pub(super) fn outcome(failures: Vec<String>, passed: String) -> (Status, String)
 /// The report-level rules of a run read back from a report (a canonical run, or a report shape
 /// such as dstack's): for a canonical run the outcome of [`restated`] (called before validation,
 /// as it may put a verified per-request TPOT back), headline definitions, and dstack's model rules
-/// for a dstack report. Call after [`crate::validate::validate`]: the checks are added to its, and
+/// for a dstack report. Call after `crate::validate::validate`: the checks are added to its, and
 /// a failed error rejects the run.
 pub fn verify(run: &mut Run, restated: Option<(Status, String)>, policy: &Policy) {
     if let Some(o) = restated {

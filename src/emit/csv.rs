@@ -65,7 +65,7 @@ pub const CSV_FORMULA_TRIGGERS: &[char] = &['=', '+', '-', '@', '\t', '\r'];
 /// may come from an input), neutralized as OWASP recommends against CSV injection: a cell that
 /// begins with a formula trigger ([`CSV_FORMULA_TRIGGERS`]) gets a leading `'`, which makes a
 /// spreadsheet show it as text (`=cmd|' /C calc'!A0` is written `'=cmd|' /C calc'!A0`). Quoting
-/// (a cell holding `,`, `"` or a line break) is the CSV writer's. Figures are written by [`num`],
+/// (a cell holding `,`, `"` or a line break) is the CSV writer's. Figures are written by `num`,
 /// never through here. One exception: `-` alone, the name standard input is reported under,
 /// which is no formula (no operand) and which scripts match as is.
 pub fn csv_text(cell: &str) -> std::borrow::Cow<'_, str> {
