@@ -22,6 +22,10 @@ use crate::lex::normalize_label;
 use crate::report::{E2eEnd, Format, ItlPer, StatKey, TokenCount};
 use crate::vocabulary::{self, FieldDef, Kind, Unit};
 
+mod raw;
+
+use raw::{OneOrMany, RawArray, RawDefinition, RawRow};
+
 include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
 
 /// All definitions in use, built-ins first, overrides replacing by id.
@@ -284,6 +288,11 @@ fn literal_text(h: &regex_syntax::hir::Hir) -> Option<(String, bool)> {
         _ => None,
     }
 }
+
+/// After this many lines in a row that are neither rows a definition knows nor section headers,
+/// an unclosed block is taken to have been cut off (the scanner's rule, `detect`), and a table
+/// block's default `max_noise`.
+pub(crate) const MAX_NOISE_RUN: usize = 8;
 
 /// One tool output format.
 #[derive(Debug)]
@@ -887,243 +896,6 @@ impl Definitions {
     pub fn get(&self, id: &str) -> Option<&Definition> {
         self.list.iter().find(|d| d.id == id)
     }
-}
-
-// ------------------------------------------------------------------------------------------------
-// The TOML shape. `deny_unknown_fields` everywhere: a misspelt key is an error, not a silent no-op.
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDefinition {
-    id: Spanned<String>,
-    tool: String,
-    format: Spanned<String>,
-    description: String,
-    note: Option<String>,
-    block: Option<RawBlock>,
-    #[serde(default)]
-    semantics: RawSemantics,
-    #[serde(default)]
-    variant: Vec<RawVariant>,
-    #[serde(default)]
-    context: Vec<RawRow>,
-    args: Option<RawArgs>,
-    #[serde(default)]
-    row: Vec<RawRow>,
-    #[serde(default)]
-    key: Vec<RawKey>,
-    detect: Option<RawDetect>,
-    #[serde(default)]
-    requests: RawRequests,
-    #[serde(default)]
-    strict_types: bool,
-    runs_at: Option<String>,
-    unit_key: Option<String>,
-    #[serde(default)]
-    trailer: Vec<RawTrailer>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTrailer {
-    banner: Spanned<String>,
-    end: Spanned<String>,
-    section: String,
-    #[serde(default)]
-    variants: Vec<Spanned<String>>,
-    #[serde(default = "default_gap")]
-    max_gap: usize,
-}
-
-fn default_gap() -> usize {
-    2
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawArgs {
-    #[serde(default)]
-    requires: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDetect {
-    #[serde(default)]
-    keys_all: Vec<String>,
-    #[serde(default)]
-    keys_any: Vec<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawRequests {
-    ttft: Option<RawArray>,
-    latency: Option<RawArray>,
-    output_len: Option<RawArray>,
-    input_len: Option<RawArray>,
-    gaps: Option<RawArray>,
-    error: Option<RawArray>,
-    #[serde(default)]
-    other: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawArray {
-    key: String,
-    unit: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawKey {
-    key: Spanned<String>,
-    #[serde(default)]
-    aliases: Vec<Spanned<String>>,
-    field: Option<Spanned<String>>,
-    unit: Option<Spanned<String>>,
-    #[serde(default)]
-    required: bool,
-    #[serde(default)]
-    zero_is_absent: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBlock {
-    banner: Spanned<String>,
-    #[serde(default)]
-    banner_is_row: bool,
-    end: Option<Spanned<String>>,
-    end_after_label: Option<String>,
-    section: Option<Spanned<String>>,
-    #[serde(default = "default_strip")]
-    section_strip: String,
-    #[serde(default)]
-    noise: Vec<Spanned<String>>,
-    table: Option<RawTable>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTable {
-    cells: CellStyle,
-    rows: RowsAre,
-    header_rows: Option<usize>,
-    #[serde(default)]
-    value_columns: Vec<String>,
-    #[serde(default = "default_table_noise")]
-    max_noise: usize,
-}
-
-/// After this many lines in a row that are neither rows a definition knows nor section headers,
-/// an unclosed block is taken to have been cut off (the scanner's rule, `detect`), and a table
-/// block's default `max_noise`.
-pub(crate) const MAX_NOISE_RUN: usize = 8;
-
-/// As for a printed block: a footnote and a few log lines of other processes between two tables
-/// do not end them.
-fn default_table_noise() -> usize {
-    MAX_NOISE_RUN
-}
-
-fn default_strip() -> String {
-    "-".into()
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSemantics {
-    missing_e2e_hint: Option<String>,
-    itl: Option<ItlWord>,
-    itl_why: Option<String>,
-    output_tokens: Option<TokenCount>,
-    e2e_end: Option<E2eEnd>,
-    #[serde(default)]
-    itl_rule: Vec<RawItlRule>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "kebab-case")]
-enum ItlWord {
-    Chunk,
-    Token,
-}
-
-impl From<ItlWord> for ItlPer {
-    fn from(w: ItlWord) -> ItlPer {
-        match w {
-            ItlWord::Chunk => ItlPer::Chunk,
-            ItlWord::Token => ItlPer::Token,
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawItlRule {
-    #[serde(default)]
-    backends: Vec<String>,
-    #[serde(default)]
-    variants: Vec<Spanned<String>>,
-    when_present: Option<Spanned<String>>,
-    itl: ItlWord,
-    itl_why: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVariant {
-    id: String,
-    description: String,
-    #[serde(default)]
-    has: Vec<String>,
-    #[serde(default)]
-    has_any: Vec<String>,
-    #[serde(default)]
-    lacks: Vec<String>,
-    #[serde(default)]
-    has_section: Vec<String>,
-    #[serde(default)]
-    lacks_section: Vec<String>,
-    banner_width: Option<usize>,
-    #[serde(default)]
-    context_has: Vec<Spanned<String>>,
-    #[serde(default)]
-    context_lacks: Vec<Spanned<String>>,
-    output_tokens: Option<TokenCount>,
-    e2e_end: Option<E2eEnd>,
-    itl: Option<ItlWord>,
-    #[serde(default)]
-    swap: Vec<[Spanned<String>; 2]>,
-    note: Option<String>,
-}
-
-#[derive(Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
-struct RawRow {
-    label: Spanned<String>,
-    #[serde(default)]
-    aliases: Vec<Spanned<String>>,
-    section: Option<OneOrMany>,
-    field: Option<Spanned<String>>,
-    unit: Option<Spanned<String>>,
-    occurrence: Option<usize>,
-    suffix: Option<Spanned<String>>,
-    total_field: Option<Spanned<String>>,
-    /// `[[context]]` only: `label` is an argument of the client's argument dump, not a line.
-    #[serde(default)]
-    arg: bool,
-    /// With `arg`: read only when the dump's argument `[0]` is `[1]`.
-    when_arg: Option<Spanned<[String; 2]>>,
-}
-
-#[derive(Deserialize, Clone)]
-#[serde(untagged)]
-enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
 }
 
 /// Parse and check one definition. `origin` names it in errors.
