@@ -10,13 +10,15 @@
 //! of the input. Which definition read it is decided by its rows: the definition that knows the
 //! most labels that the others do not.
 
+mod prefilter;
 mod table;
 
 use std::collections::HashMap;
 
-use crate::definition::{Definition, Definitions, Evidence, Literals, Variant};
+use crate::definition::{Definition, Definitions, Evidence, Variant};
 use crate::input::Line;
 use crate::lex::{normalize_label, split_row, split_row_key};
+use prefilter::Literals;
 
 /// After this many lines in a row that are neither rows a definition knows nor section headers,
 /// an unclosed block is taken to have been cut off, unless rows in the block's own format keep
