@@ -125,7 +125,7 @@ fn candidates(expected: &Expected) -> Vec<PathBuf> {
                         let wanted = if names.is_empty() {
                             p.extension().is_some_and(|x| x == *ext)
                         } else {
-                            names.iter().any(|n| *n == name)
+                            names.contains(&name)
                         };
                         if wanted {
                             out.push(p);
