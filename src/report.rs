@@ -207,7 +207,7 @@ pub struct Source {
     pub run: Option<ClientRun>,
 }
 
-/// How `bench-normalize run -- <client command>` ran the client (see `src/client.rs`).
+/// How `bench-normalize run -- <client command>` ran the client (see `src/client/`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClientRun {
     /// The client recognised from the command line (`vllm-bench-serve`, `sglang-bench-serving`,
