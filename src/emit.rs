@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use crate::derive::show;
 use crate::error::printable;
-use crate::report::{Check, ItlPer, Report, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
+use crate::report::{
+    Check, ItlPer, ObjectiveResult, ObjectiveStatus, Report, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict,
+};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,23 +281,56 @@ fn csv_record(run: &Run) -> Vec<String> {
     ]
 }
 
+/// The columns added after [`CSV_COLUMNS`] when the runs were judged on objectives (`--slo`):
+/// `objectives` is `met` (every objective passed), `not-met` or `not-judged` (a rejected or
+/// unusable run); `objectives_not_met` lists each objective not met as `objective:status`.
+pub const CSV_OBJECTIVE_COLUMNS: &[&str] = &["objectives", "objectives_not_met"];
+
+fn csv_objectives(run: &Run) -> Vec<String> {
+    let Some(os) = &run.objectives else { return vec![String::new(), String::new()] };
+    let summary = if run.verdict != Verdict::Accepted {
+        "not-judged"
+    } else if os.iter().all(|o| o.status == ObjectiveStatus::Pass) {
+        "met"
+    } else {
+        "not-met"
+    };
+    let not_met: Vec<String> = os
+        .iter()
+        .filter(|o| crate::objectives::is_missed(o))
+        .map(|o| format!("{}:{}", o.objective, o.status.as_str()))
+        .collect();
+    vec![summary.to_string(), csv_text(&not_met.join(" ")).into_owned()]
+}
+
 /// Writes CSV: the header once, then one row per run as runs come.
 pub struct CsvWriter {
     header_written: bool,
+    /// The first run was judged on objectives: so is every run, and their columns are written.
+    objectives: bool,
 }
 
 impl CsvWriter {
     pub fn new() -> CsvWriter {
-        CsvWriter { header_written: false }
+        CsvWriter { header_written: false, objectives: false }
     }
 
     pub fn write(&mut self, out: &mut dyn Write, run: &Run) -> io::Result<()> {
         let mut w = csv::Writer::from_writer(out);
         if !self.header_written {
-            w.write_record(CSV_COLUMNS)?;
+            self.objectives = run.objectives.is_some();
+            let mut header = CSV_COLUMNS.to_vec();
+            if self.objectives {
+                header.extend_from_slice(CSV_OBJECTIVE_COLUMNS);
+            }
+            w.write_record(header)?;
             self.header_written = true;
         }
-        w.write_record(csv_record(run))?;
+        let mut record = csv_record(run);
+        if self.objectives {
+            record.extend(csv_objectives(run));
+        }
+        w.write_record(record)?;
         w.flush()
     }
 }
@@ -795,6 +830,24 @@ pub fn table(runs: &[Run], color: bool) -> String {
         }
         t.add_row(row);
     }
+    // `--slo`: a row per objective (every run is judged on the same list).
+    let objectives: Vec<&str> = runs
+        .iter()
+        .find_map(|r| r.objectives.as_ref())
+        .map(|os| os.iter().map(|o| o.objective.as_str()).collect())
+        .unwrap_or_default();
+    for (i, name) in objectives.iter().enumerate() {
+        let unit = runs.iter().find_map(|r| r.objectives.as_ref()?.get(i)).map_or("", |o| o.unit.as_str());
+        let mut row = vec![Cell::new(printable(&format!("SLO {name} ({unit})")))];
+        for r in runs {
+            let cell = match r.objectives.as_ref().and_then(|os| os.get(i)) {
+                Some(o) => objective_cell(o),
+                None => Cell::new("-"),
+            };
+            row.push(cell.set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
     let mut verdict = vec![Cell::new("Verdict").add_attribute(Attribute::Bold)];
     for r in runs {
         let failed = failed_ids(r);
@@ -813,6 +866,24 @@ pub fn table(runs: &[Run], color: bool) -> String {
     }
     t.add_row(verdict);
     format!("{t}\n")
+}
+
+/// A judged objective in the table: `pass 145.44 (margin 1854.56)`, `MISSED 2100 (margin -100)`,
+/// or why it was not judged.
+fn objective_cell(o: &ObjectiveResult) -> comfy_table::Cell {
+    use comfy_table::{Attribute, Cell, Color};
+    let figures = |word: &str| match (o.value, o.margin) {
+        // To 6 significant digits, as the margin (`show`'s 2 decimals beside it would not add up).
+        (Some(v), Some(m)) => format!("{word} {} (margin {m})", crate::derive::round(v)),
+        _ => word.to_string(),
+    };
+    match o.status {
+        ObjectiveStatus::Pass => Cell::new(figures("pass")).fg(Color::Green),
+        ObjectiveStatus::Fail => Cell::new(figures("MISSED")).fg(Color::Red).add_attribute(Attribute::Bold),
+        ObjectiveStatus::NotAvailable => Cell::new("NOT AVAILABLE").fg(Color::Yellow),
+        ObjectiveStatus::NotComparable => Cell::new("NOT COMPARABLE").fg(Color::Yellow),
+        ObjectiveStatus::NotJudged => Cell::new("not judged"),
+    }
 }
 
 fn short_input(input: &str) -> &str {
@@ -932,6 +1003,17 @@ pub fn explain(run: &Run) -> String {
     for c in &run.checks {
         o += &format!("    {:<7} {:<19} {}\n", check_mark(c), p(&c.id), p(&c.message));
     }
+    if let Some(objectives) = &run.objectives {
+        o += "  objectives:\n";
+        for r in objectives {
+            o += &format!(
+                "    {:<14} {}: {}\n",
+                objective_mark(r.status),
+                p(&r.objective),
+                p(&crate::objectives::describe(r))
+            );
+        }
+    }
     for n in &run.notes {
         let at = n.line.map(|l| format!(" (line {l})")).unwrap_or_default();
         o += &format!("  note {}{at}: {}\n", p(&n.code), p(&n.message));
@@ -945,6 +1027,16 @@ pub fn explain(run: &Run) -> String {
         }
     );
     o
+}
+
+fn objective_mark(s: ObjectiveStatus) -> &'static str {
+    match s {
+        ObjectiveStatus::Pass => "pass",
+        ObjectiveStatus::Fail => "MISSED",
+        ObjectiveStatus::NotAvailable => "NOT AVAILABLE",
+        ObjectiveStatus::NotComparable => "NOT COMPARABLE",
+        ObjectiveStatus::NotJudged => "not judged",
+    }
 }
 
 fn check_mark(c: &Check) -> &'static str {

@@ -44,6 +44,7 @@ pub mod extract;
 pub mod input;
 pub mod lex;
 pub mod llmd;
+pub mod objectives;
 pub mod report;
 pub mod schema;
 pub mod validate;

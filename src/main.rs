@@ -7,6 +7,7 @@ use std::process;
 
 use bench_normalize::emit::{self, OutputFormat};
 use bench_normalize::error::printable;
+use bench_normalize::objectives::{self, Objectives};
 use bench_normalize::report::Verdict;
 use bench_normalize::{Definitions, Error, ExitCode, Options, Policy, Run, Sink, Tolerances, normalize};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -23,7 +24,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
 /// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
-/// requires is missing; the message says how to get it), 6 the client `run` ran failed.
+/// requires is missing; the message says how to get it), 6 the client `run` ran failed, 7 an
+/// objective of --slo not met (only when no other code applies).
 #[derive(Parser, Debug)]
 #[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -150,6 +152,20 @@ struct Common {
     /// token-count-source: relative difference allowed between server and retokenized totals.
     #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().token_count)]
     token_count_tolerance: f64,
+
+    /// Service-level objectives to judge each accepted run on, comma-separated:
+    /// `ttft.p99<=2000,tpot.mean<=40,e2e.p50<=10s,decode_rate>=50`. Metrics ttft, tpot (the derived
+    /// TPOT), itl (per-token ITL only), e2e with a statistic (mean, median, min, max, pN), and
+    /// decode_rate, output_throughput, request_throughput; ops <=, <, >=, >; limits in ms (or `s`),
+    /// tok/s, req/s. An objective not met (missed, not available, not comparable) is exit 7.
+    /// Default: $BENCH_NORMALIZE_SLO.
+    #[arg(long, value_name = "OBJECTIVES", env = "BENCH_NORMALIZE_SLO", value_parser = parse_slo)]
+    slo: Option<Objectives>,
+}
+
+/// `--slo`'s value, read by [`bench_normalize::objectives::parse`] (a bad spec is exit 2).
+fn parse_slo(spec: &str) -> Result<Objectives, bench_normalize::objectives::SpecError> {
+    bench_normalize::objectives::parse(spec)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -811,6 +827,8 @@ struct Output<W: Write> {
     to_terminal: bool,
     /// The input being read streams ([`Reading`]).
     input_streams: bool,
+    /// `--slo`: each run is judged on these before it is written.
+    objectives: Option<Objectives>,
 }
 
 impl<W: Write> Reading for Output<W> {
@@ -835,7 +853,20 @@ impl<W: Write> Output<W> {
             json: emit::JsonReport::new(to_terminal),
             to_terminal,
             input_streams: false,
+            objectives: c.slo.clone(),
         }
+    }
+
+    /// `--slo`: judge the run on the objectives (written into its report), and say on stderr
+    /// each objective an accepted run does not meet (exit 7, below every other code).
+    fn judge(&mut self, run: &mut Run) {
+        let Some(list) = &self.objectives else { return };
+        let results = objectives::judge(list, run);
+        for r in results.iter().filter(|r| objectives::is_missed(r)) {
+            self.worst = self.worst.max(ExitCode::ObjectivesMissed);
+            report_objective(self.error_format, run, r);
+        }
+        run.objectives = Some(results);
     }
 
     fn code(&self) -> ExitCode {
@@ -947,8 +978,9 @@ impl<W: Write> Output<W> {
 }
 
 impl<W: Write> Sink for Output<W> {
-    fn run(&mut self, run: Run) -> Result<(), Error> {
+    fn run(&mut self, mut run: Run) -> Result<(), Error> {
         self.note_verdict(&run);
+        self.judge(&mut run);
         let written = match self.format {
             OutputFormat::Table | OutputFormat::Dstack | OutputFormat::DstackE2e => {
                 self.runs.push(run);
@@ -981,6 +1013,10 @@ impl<W: Write> Sink for Output<W> {
     }
 
     fn render(&self) -> Option<bench_normalize::Render> {
+        // A run judged on objectives is written with them: not rendered before it is judged.
+        if self.objectives.is_some() {
+            return None;
+        }
         // A compact JSON document's runs are its JSON Lines lines, joined.
         (self.format == OutputFormat::Jsonl || self.format == OutputFormat::Json && !self.to_terminal)
             .then_some(render_jsonl)
@@ -1053,6 +1089,36 @@ fn report_error(format: ErrorFormat, e: &Error) {
             });
             writeln!(err, "{obj}")
         }
+    };
+}
+
+/// One line on stderr for an objective an accepted run does not meet (`--slo`, exit 7).
+fn report_objective(format: ErrorFormat, run: &Run, r: &bench_normalize::report::ObjectiveResult) {
+    let mut err = io::stderr().lock();
+    let message = format!("{} {}: {}", r.objective, objectives::status_words(r.status), objectives::describe(r));
+    let _ = match format {
+        ErrorFormat::Human => writeln!(
+            err,
+            "bench-normalize: {}: run {}: objective {}",
+            run_at(run),
+            run.source.block,
+            printable(&message)
+        ),
+        ErrorFormat::Json => writeln!(
+            err,
+            "{}",
+            serde_json::json!({
+                "code": "objective",
+                "status": r.status,
+                "objective": r.objective,
+                "message": message,
+                "input": run.source.input,
+                "line": run.source.first_line,
+                "column": null,
+                "run": run.source.block,
+                "exit_code": ExitCode::ObjectivesMissed as i32,
+            })
+        ),
     };
 }
 
