@@ -468,3 +468,69 @@ proptest! {
         }
     }
 }
+
+/// `run` judges the run it reads (the client's output and result file as one run: the
+/// per-request arrays give the derived p99), against the sample's truth; a client that failed
+/// exits 6 whatever its objectives.
+#[test]
+fn run_judges_the_client_run() {
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-client");
+    let truth = common::read_json(&sample("captured/vllm-s2.truth.json"));
+    let t = truth["measured_by_emulator"]["mean_tpot_ms"].as_f64().unwrap();
+    let client = [
+        "vllm",
+        "bench",
+        "serve",
+        "--backend",
+        "openai",
+        "--model",
+        "/models/emu-llm-wordlevel",
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "1024",
+        "--random-output-len",
+        "512",
+        "--num-prompts",
+        "16",
+        "--max-concurrency",
+        "4",
+    ];
+    let path = std::env::join_paths(
+        std::iter::once(fake.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |spec: &str, exit: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args(["run", "--slo", spec, "-f", "jsonl", "--"])
+            .args(client)
+            .current_dir(cwd.path())
+            .env("PATH", &path)
+            .env("PYTHONPATH", &fake)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("TMPDIR", tmp.path())
+            .env("FAKE_SAMPLE", common::samples_dir().join("captured/vllm-s2"))
+            .env_remove("FAKE_WAIT")
+            .env_remove("FAKE_TAMPER");
+        match exit {
+            Some(e) => cmd.env("FAKE_EXIT", e),
+            None => cmd.env_remove("FAKE_EXIT"),
+        };
+        cmd.output().unwrap()
+    };
+    let o = run(&format!("tpot.p99<={},tpot.mean<={}", t * 1.05, t * 1.05), None);
+    assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let runs = json_lines(&o.stdout);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["derived"]["tpot_ms"]["method"], "per-request");
+    for obj in runs[0]["objectives"].as_array().unwrap() {
+        assert_eq!(obj["status"], "pass", "{obj}");
+    }
+    let o = run(&format!("tpot.mean<={}", t * 0.9), None);
+    assert_eq!(code(&o), 7);
+    assert_eq!(json_lines(&o.stdout)[0]["objectives"][0]["status"], "fail");
+    let o = run(&format!("tpot.mean<={}", t * 0.9), Some("1"));
+    assert_eq!(code(&o), 6);
+}
