@@ -158,9 +158,32 @@ struct Common {
     /// TPOT), itl (per-token ITL only), e2e with a statistic (mean, median, min, max, pN), and
     /// decode_rate, output_throughput, request_throughput; ops <=, <, >=, >; limits in ms (or `s`),
     /// tok/s, req/s. An objective not met (missed, not available, not comparable) is exit 7.
-    /// Default: $BENCH_NORMALIZE_SLO.
-    #[arg(long, value_name = "OBJECTIVES", env = "BENCH_NORMALIZE_SLO", value_parser = parse_slo)]
+    /// Default: $BENCH_NORMALIZE_SLO (when set and not empty).
+    #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
     slo: Option<Objectives>,
+}
+
+/// The variable `--slo` defaults to.
+const SLO_VAR: &str = "BENCH_NORMALIZE_SLO";
+
+/// `--slo`, or else `$BENCH_NORMALIZE_SLO` when it is set and not blank (an empty variable is no
+/// objective, as an unset one; an empty `--slo ''` is a usage error). Read here rather than by
+/// clap, which takes an empty variable for an empty value, and whose message would print the
+/// variable's text unescaped.
+fn objectives_of(c: &Common) -> Result<Option<Objectives>, Error> {
+    if c.slo.is_some() {
+        return Ok(c.slo.clone());
+    }
+    match std::env::var_os(SLO_VAR) {
+        None => Ok(None),
+        Some(v) => {
+            let v = v.to_string_lossy();
+            if v.trim().is_empty() {
+                return Ok(None);
+            }
+            objectives::parse(&v).map(Some).map_err(|e| Error::Usage(format!("${SLO_VAR}: {e}")))
+        }
+    }
 }
 
 /// `--slo`'s value, read by [`bench_normalize::objectives::parse`] (a bad spec is exit 2).
@@ -391,7 +414,14 @@ fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
     write_listing(text.as_bytes())
 }
 
-fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
+fn run(files: Vec<PathBuf>, mut c: Common, reports_only: bool) -> ExitCode {
+    match objectives_of(&c) {
+        Ok(o) => c.slo = o,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
+    }
     let policy = match policy_of(&c) {
         Ok(p) => p,
         Err(e) => {
@@ -590,7 +620,15 @@ fn tee_clash(path: &Path, meta: &std::fs::Metadata, inputs: &[PathBuf]) -> Optio
 /// `bench-normalize run -- <client command>`: run the client ([`bench_normalize::client`]) and
 /// report its run as the other modes report theirs. The exit code is the report's, or 6 when the
 /// client failed (which wins: the agent must know the benchmark did not finish).
-fn run_client(command: &[String], settings: &bench_normalize::client::Settings, c: Common) -> ExitCode {
+fn run_client(command: &[String], settings: &bench_normalize::client::Settings, mut c: Common) -> ExitCode {
+    // Before the client starts: a bad objective must not cost a benchmark run.
+    match objectives_of(&c) {
+        Ok(o) => c.slo = o,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
+    }
     let setup = policy_of(&c).and_then(|policy| Ok((policy, load_definitions(c.parsers.as_deref())?)));
     let (policy, definitions) = match setup {
         Ok(s) => s,

@@ -215,9 +215,24 @@ fn exit_codes() {
         assert_eq!(said[0]["exit_code"], 7);
         assert_eq!(said[0]["objective"], spec);
     }
-    // From the environment, as --parsers is.
+    // From the environment, as --parsers is; --slo wins over it; an empty variable is none; a
+    // bad one is exit 2, named and escaped.
     let o = bin().env("BENCH_NORMALIZE_SLO", "tpot.mean<=10").arg(&s2).output().unwrap();
     assert_eq!(code(&o), 7);
+    let o =
+        bin().env("BENCH_NORMALIZE_SLO", "tpot.mean<=10").args(["--slo", "tpot.mean<=40"]).arg(&s2).output().unwrap();
+    assert_eq!(code(&o), 0);
+    let o = bin().env("BENCH_NORMALIZE_SLO", " ").arg(&s2).output().unwrap();
+    assert_eq!(code(&o), 0);
+    assert!(serde_json::from_slice::<Value>(&o.stdout).unwrap()["runs"][0].get("objectives").is_none());
+    let o = bin().env("BENCH_NORMALIZE_SLO", "tpot.mean<=1\u{1b}[2J").arg(&s2).output().unwrap();
+    assert_eq!(code(&o), 2);
+    let said = String::from_utf8(o.stderr).unwrap();
+    assert!(said.contains("$BENCH_NORMALIZE_SLO") && said.contains("\\x1b[2J") && !said.contains('\u{1b}'), "{said}");
+    assert!(o.stdout.is_empty());
+    // An empty --slo is a usage error: a gate must not pass for want of objectives.
+    let o = bin().args(["--slo", ""]).arg(&s2).output().unwrap();
+    assert_eq!(code(&o), 2);
 
     for (spec, part) in [
         ("ttft.p98x<=2000", "\"p98x\""),
