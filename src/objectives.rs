@@ -36,7 +36,8 @@ use nom::{
 
 use crate::derive::{round, show};
 use crate::error::printable;
-use crate::report::{ItlPer, ObjectiveResult, ObjectiveStatus, Run, Stat, StatKey, TpotMethod, Verdict};
+use crate::report::{ItlPer, ObjectiveResult, ObjectiveStatus, Run, StatKey, TpotMethod, Verdict};
+use crate::vocabulary::{Key, reported};
 
 /// What an objective is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -470,28 +471,23 @@ fn objective(i: &str) -> Result<(Objective, &str), (SpecErrorKind, &str)> {
 /// A value the run gives for an objective, with where it came from; or why it cannot be judged.
 type Found = Result<(f64, String), (ObjectiveStatus, String)>;
 
-/// The tool's statistics of a latency (`reported.<name>`). (The one place this module reads a
-/// reported figure by name.)
-fn reported_stat<'r>(run: &'r Run, name: &str) -> Option<&'r Stat> {
-    run.reported.stat(name)
-}
-
 /// How the tool times its ITL: from the tool's semantics, else the run's `itl_per`.
 fn itl_per(run: &Run) -> Option<ItlPer> {
-    run.source.semantics.itl.or_else(|| match run.reported.text("itl_per") {
+    run.source.semantics.itl.or_else(|| match run.text(reported::ITL_PER) {
         Some("chunk") => Some(ItlPer::Chunk),
         Some("token") => Some(ItlPer::Token),
         _ => None,
     })
 }
 
-/// The statistic `key` of `st`, or that the run does not give it (which ones it does give).
-fn from_stat(st: Option<&Stat>, key: StatKey, name: &str, what: &str) -> Found {
-    let Some(st) = st else {
+/// The statistic `key` of the run's figure `figure` (`reported.ttft_ms`), or that the run does not
+/// give it (which ones it does give).
+fn from_stat(run: &Run, figure: Key, key: StatKey, what: &str) -> Found {
+    let Some(st) = run.stat(figure) else {
         return Err((ObjectiveStatus::NotAvailable, format!("the run gives no {what}")));
     };
     match st.get(key) {
-        Some(v) => Ok((v, format!("reported.{name}.{}", key.name()))),
+        Some(v) => Ok((v, format!("{}.{}", figure.path(), key.name()))),
         None => {
             let have: Vec<String> = st.iter().map(|(k, _)| k.name().into_owned()).collect();
             Err((
@@ -563,8 +559,8 @@ fn tpot_value(run: &Run, key: StatKey) -> Found {
 }
 
 fn e2e_value(run: &Run, key: StatKey) -> Found {
-    if let Some(st) = reported_stat(run, "e2e_ms") {
-        return from_stat(Some(st), key, "e2e_ms", "E2E latency");
+    if run.stat(reported::E2E_MS).is_some() {
+        return from_stat(run, reported::E2E_MS, key, "E2E latency");
     }
     if key == StatKey::Mean {
         if let Some(m) = run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms) {
@@ -581,12 +577,11 @@ fn e2e_value(run: &Run, key: StatKey) -> Found {
 }
 
 fn itl_value(run: &Run, key: StatKey) -> Found {
-    let st = reported_stat(run, "itl_ms");
-    if st.is_none() {
+    if run.stat(reported::ITL_MS).is_none() {
         return Err((ObjectiveStatus::NotAvailable, "the run gives no ITL".into()));
     }
     match itl_per(run) {
-        Some(ItlPer::Token) => from_stat(st, key, "itl_ms", "ITL"),
+        Some(ItlPer::Token) => from_stat(run, reported::ITL_MS, key, "ITL"),
         Some(ItlPer::Chunk) => {
             let mut why = format!("{} times ITL per streamed chunk", run.source.tool);
             if let Some(w) = &run.source.semantics.itl_why {
@@ -621,7 +616,7 @@ fn derived_value(run: &Run, v: Option<f64>, name: &str) -> Found {
 fn value(o: &Objective, run: &Run) -> Found {
     let key = o.stat.unwrap_or(StatKey::Mean);
     match o.metric {
-        Metric::Ttft => from_stat(reported_stat(run, "ttft_ms"), key, "ttft_ms", "TTFT"),
+        Metric::Ttft => from_stat(run, reported::TTFT_MS, key, "TTFT"),
         Metric::Tpot => tpot_value(run, key),
         Metric::Itl => itl_value(run, key),
         Metric::E2e => e2e_value(run, key),
