@@ -266,7 +266,7 @@ pub enum SpecErrorKind {
     #[error("{metric} is one figure of the run and takes no statistic (found {}): write {metric}>=...", q(.stat))]
     StatNotAllowed { metric: &'static str, stat: String },
     #[error(
-        "unknown statistic {}: use mean, median, min, max or a percentile p1..p99.99 (p50, p90, p95, p99, p99.9)",
+        "unknown statistic {}: use mean, median, min, max or a percentile pN, 0 < N < 100 (p50, p90, p95, p99, p99.9)",
         q(.0)
     )]
     UnknownStat(String),
