@@ -430,6 +430,7 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
         checks: Vec::new(),
         verdict: crate::report::Verdict::Accepted,
         notes: Vec::new(),
+        objectives: None,
         rows: Vec::new(),
         requests: None,
     };

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::emit::OutputFormat;
+use crate::objectives::Objectives;
 use crate::validate::Tolerances;
 
 /// Normalize vLLM / SGLang serving-benchmark output into one canonical JSON report; derive TPOT
@@ -14,7 +15,8 @@ use crate::validate::Tolerances;
 ///
 /// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
 /// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
-/// requires is missing; the message says how to get it), 6 the client `run` ran failed.
+/// requires is missing; the message says how to get it), 6 the client `run` ran failed, 7 an
+/// objective of --slo not met (only when no other code applies).
 #[derive(Parser, Debug)]
 #[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
@@ -141,6 +143,20 @@ pub(crate) struct Common {
     /// token-count-source: relative difference allowed between server and retokenized totals.
     #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().token_count)]
     pub(crate) token_count_tolerance: f64,
+
+    /// Service-level objectives to judge each accepted run on, comma-separated:
+    /// `ttft.p99<=2000,tpot.mean<=40,e2e.p50<=10s,decode_rate>=50`. Metrics ttft, tpot (the derived
+    /// TPOT), itl (per-token ITL only), e2e with a statistic (mean, median, min, max, pN), and
+    /// decode_rate, output_throughput, request_throughput; ops <=, <, >=, >; limits in ms (or `s`),
+    /// tok/s, req/s. An objective not met (missed, not available, not comparable) is exit 7.
+    /// Default: $BENCH_NORMALIZE_SLO (when set and not empty).
+    #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
+    pub(crate) slo: Option<Objectives>,
+}
+
+/// `--slo`'s value, read by [`crate::objectives::parse`] (a bad spec is exit 2).
+fn parse_slo(spec: &str) -> Result<Objectives, crate::objectives::SpecError> {
+    crate::objectives::parse(spec)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

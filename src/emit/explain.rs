@@ -2,7 +2,7 @@
 
 use crate::derive::show;
 use crate::error::printable;
-use crate::report::{Check, ItlPer, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
+use crate::report::{Check, ItlPer, ObjectiveStatus, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
 use crate::vocabulary::{Key, reported, totals};
 
 use super::mean;
@@ -122,6 +122,17 @@ pub fn explain(run: &Run) -> String {
     for c in &run.checks {
         o += &format!("    {:<7} {:<19} {}\n", check_mark(c), p(&c.id), p(&c.message));
     }
+    if let Some(objectives) = &run.objectives {
+        o += "  objectives:\n";
+        for r in objectives {
+            o += &format!(
+                "    {:<14} {}: {}\n",
+                objective_mark(r.status),
+                p(&r.objective),
+                p(&crate::objectives::describe(r))
+            );
+        }
+    }
     for n in &run.notes {
         let at = n.line.map(|l| format!(" (line {l})")).unwrap_or_default();
         o += &format!("  note {}{at}: {}\n", p(&n.code), p(&n.message));
@@ -135,6 +146,16 @@ pub fn explain(run: &Run) -> String {
         }
     );
     o
+}
+
+fn objective_mark(s: ObjectiveStatus) -> &'static str {
+    match s {
+        ObjectiveStatus::Pass => "pass",
+        ObjectiveStatus::Fail => "MISSED",
+        ObjectiveStatus::NotAvailable => "NOT AVAILABLE",
+        ObjectiveStatus::NotComparable => "NOT COMPARABLE",
+        ObjectiveStatus::NotJudged => "not judged",
+    }
 }
 
 pub(super) fn check_mark(c: &Check) -> &'static str {
