@@ -68,6 +68,27 @@ enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Summarize a sweep (runs of one configuration at several concurrencies or request rates):
+    /// per configuration, the frontier of output throughput against the per-user decode rate
+    /// (1000 / derived TPOT), ordered by load, Pareto-optimal points marked, with output
+    /// throughput / concurrency (what peers call "per user") beside it under its own name.
+    /// Rejected and unusable runs are listed, not plotted. Exit 3: no run gives a point.
+    Sweep {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value_t = SweepFormat::Table)]
+        format: SweepFormat,
+    },
+    /// Draw a sweep's frontier (output throughput vs per-user decode rate) and TTFT against load
+    /// as an SVG file, one series per configuration. Exit 3 (nothing written): no run gives a point.
+    Plot {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// The SVG file to write (written whole or not at all); `-` for standard output.
+        #[arg(long, short = 'o', value_name = "PATH")]
+        output: PathBuf,
+    },
     /// Print the JSON Schema of the canonical report.
     Schema,
     /// List the parser definitions: tool, formats, variants, detection markers.
@@ -83,6 +104,40 @@ enum Command {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
     Man,
+}
+
+/// The inputs and grouping of `sweep` and `plot`.
+#[derive(Args, Debug, Clone)]
+struct SweepArgs {
+    /// Benchmark logs, result files or reports holding the sweep's runs; `-` for standard input.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// What makes a series: runs of one tool, model and input/output length per request
+    /// (`workload`), or the runs of each input file (`input`).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Workload)]
+    group_by: GroupByArg,
+    /// Failed warnings reject a run too (it is then no point).
+    #[arg(long)]
+    strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    parsers: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum GroupByArg {
+    Workload,
+    Input,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum SweepFormat {
+    Table,
+    Json,
+    Markdown,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,6 +251,8 @@ fn main() {
             let settings = bench_normalize::client::Settings { keep, as_given };
             process::exit(run_client(&command, &settings, common) as i32)
         }
+        Some(Command::Sweep { sweep, format }) => process::exit(sweep_command(sweep, Some(format), None) as i32),
+        Some(Command::Plot { sweep, output }) => process::exit(sweep_command(sweep, None, Some(output)) as i32),
         Some(Command::Schema) => process::exit(print_schema() as i32),
         Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
         Some(Command::Completions { shell }) => {
@@ -459,6 +516,83 @@ fn run(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
         return out.stopped(c.error_format, &Error::Write { output: "stdout".into(), source });
     }
     out.code()
+}
+
+/// `sweep` (the summary in `format`) and `plot` (the SVG into `plot_to`): read every run, say the
+/// problems and the rejected runs on stderr, summarize ([`bench_normalize::sweep`]). Exit code:
+/// as for logs (1 a run rejected, 3 an input with no result or a run unusable, 4 I/O), and 3 when
+/// no run gives a point (nothing is printed or written then).
+fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: Option<PathBuf>) -> ExitCode {
+    use bench_normalize::sweep;
+    let definitions = match load_definitions(a.parsers.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            report_error(a.error_format, &e);
+            return e.exit_code();
+        }
+    };
+    let policy = Policy { tolerances: Tolerances::default(), strict: a.strict };
+    let opts = Options { definitions, policy, reports_only: false, pipelined: false, ready: None };
+    let (runs, errors) = sweep::read_runs(&a.files, &opts);
+    let mut worst = ExitCode::Ok;
+    for e in &errors {
+        report_error(a.error_format, e);
+        worst = worst.max(e.exit_code());
+    }
+    for run in &runs {
+        match run.verdict {
+            Verdict::Rejected => worst = worst.max(ExitCode::Rejected),
+            Verdict::Unusable => worst = worst.max(ExitCode::NoResult),
+            Verdict::Accepted => continue,
+        }
+        report_rejection(a.error_format, run, a.strict);
+    }
+    let by = match a.group_by {
+        GroupByArg::Workload => sweep::GroupBy::Workload,
+        GroupByArg::Input => sweep::GroupBy::Input,
+    };
+    let summary = sweep::summarize(&runs, by);
+    if !summary.has_points() {
+        let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+        let e = Error::NoResult {
+            input: names.join(", "),
+            looked_for: format!(
+                "a sweep point: an accepted run with a derived TPOT and an output throughput; {} run(s) read, none usable{}",
+                runs.len(),
+                if plot_to.is_some() { "; nothing was written" } else { "" }
+            ),
+        };
+        report_error(a.error_format, &e);
+        return worst.max(e.exit_code());
+    }
+    let text = match (format, &plot_to) {
+        (_, Some(path)) => {
+            let svg = match bench_normalize::plot::render(&summary) {
+                Ok(svg) => svg,
+                Err(message) => {
+                    let e = Error::Write { output: path.display().to_string(), source: io::Error::other(message) };
+                    report_error(a.error_format, &e);
+                    return worst.max(e.exit_code());
+                }
+            };
+            if let Err(e) = bench_normalize::plot::write_atomically(path, svg.as_bytes()) {
+                report_error(a.error_format, &e);
+                return worst.max(e.exit_code());
+            }
+            return worst;
+        }
+        (Some(SweepFormat::Json) | None, None) => {
+            let mut t = serde_json::to_string_pretty(&summary).expect("the summary serializes");
+            t.push('\n');
+            t
+        }
+        (Some(SweepFormat::Table), None) => sweep::to_table(&summary),
+        (Some(SweepFormat::Markdown), None) => sweep::to_markdown(&summary),
+    };
+    match write_listing(text.as_bytes()) {
+        ExitCode::Ok => worst,
+        code => worst.max(code),
+    }
 }
 
 /// Where `--tee` / `--tee-file` copies the input, and the first write to it that failed.
