@@ -40,7 +40,7 @@ const COLOURS: [RGBColor; 6] = [
 ];
 
 /// Dash patterns (dash, gap) in pixels; `None` is a solid line.
-const DASHES: [Option<(u32, u32)>; 4] = [None, Some((10, 5)), Some((3, 4)), Some((14, 4))];
+const DASHES: [Option<(u32, u32)>; 4] = [None, Some((12, 6)), Some((2, 4)), Some((6, 3))];
 
 /// What the TTFT panel puts on its horizontal axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +139,7 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
             None => (x, y),
             Some(dash) => {
                 // The legend: 30 px of the series' line, its marker in the middle.
-                let (d, g) = dash.map_or((30, 0), |(d, g)| (d.min(6) as i32, g.min(4) as i32));
+                let (d, g) = dash.map_or((30, 0), |(d, g)| (d as i32, g as i32));
                 let mut from = x;
                 while from < x + 30 {
                     backend.draw_line((from, y), ((from + d).min(x + 30), y), &stroke)?;
