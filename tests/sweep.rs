@@ -316,3 +316,109 @@ fn plot_refuses_when_there_is_nothing_to_plot() {
     // No input is a usage error.
     assert_eq!(bin().arg("sweep").output().unwrap().status.code(), Some(2));
 }
+
+/// A vLLM block of a run where every request has `n` output tokens, TTFT `ttft` and TPOT `tpot`,
+/// sent in waves of `c` (concurrency `c`, all slots busy), printed with vLLM's 2 decimals.
+fn vllm_block(c: u32, requests: u32, n: u32, ttft: f64, tpot: f64) -> String {
+    let e2e = ttft + (n - 1) as f64 * tpot;
+    // Waves of `c` requests, at least 5 s in all, so that the duration's 2 decimals are exact to 0.2%.
+    let waves = (requests / 8).max((5000.0 / e2e).ceil() as u32);
+    let requests = c * waves;
+    let duration = waves as f64 * e2e / 1000.0;
+    let out = (requests * n) as f64;
+    format!(
+        "============ Serving Benchmark Result ============\n\
+         Successful requests:                     {requests}\n\
+         Failed requests:                         0\n\
+         Maximum request concurrency:             {c}\n\
+         Benchmark duration (s):                  {duration:.2}\n\
+         Total input tokens:                      {}\n\
+         Total generated tokens:                  {}\n\
+         Request throughput (req/s):              {:.2}\n\
+         Output token throughput (tok/s):         {:.2}\n\
+         ---------------Time to First Token----------------\n\
+         Mean TTFT (ms):                          {ttft:.2}\n\
+         Median TTFT (ms):                        {ttft:.2}\n\
+         P99 TTFT (ms):                           {ttft:.2}\n\
+         ----------------End-to-end Latency----------------\n\
+         Mean E2EL (ms):                          {e2e:.2}\n\
+         Median E2EL (ms):                        {e2e:.2}\n\
+         P99 E2EL (ms):                           {e2e:.2}\n\
+         ==================================================\n",
+        requests * 256,
+        requests * n,
+        requests as f64 / duration,
+        out / duration,
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Any sweep of one configuration, its steps in any order and with a decode that slows or
+    /// not with load: one series ordered by concurrency, each rate 1000 / that step's TPOT (to
+    /// the printed decimals), throughput / concurrency its own figure, Pareto marks by definition.
+    #[test]
+    fn any_sweep_gives_its_true_frontier(
+        steps in proptest::collection::btree_map(0u32..8, (5.0f64..60.0, 20.0f64..2000.0), 1..6),
+        n in 16u32..1024,
+        requests in 8u32..64,
+        shuffle in proptest::prelude::any::<u64>(),
+    ) {
+        let mut blocks: Vec<(u32, f64, String)> = steps
+            .iter()
+            .map(|(k, (tpot, ttft))| {
+                let c = 1 << k;
+                (c, *tpot, vllm_block(c, requests, n, *ttft, *tpot))
+            })
+            .collect();
+        blocks.sort_by_key(|(c, _, _)| (*c as u64).wrapping_mul(shuffle | 1) % 1009);
+        let text: String = blocks.iter().map(|b| b.2.as_str()).collect();
+        let runs = bench_normalize::normalize_str(&text, "sweep.log").unwrap();
+        let sw = sweep::summarize(&runs, GroupBy::Workload);
+        proptest::prop_assert!(sw.excluded.is_empty(), "{:?}", sw.excluded);
+        proptest::prop_assert_eq!(sw.series.len(), 1);
+        let s = &sw.series[0];
+        let mut want: Vec<(u32, f64)> = blocks.iter().map(|b| (b.0, b.1)).collect();
+        want.sort_by_key(|w| w.0);
+        proptest::prop_assert_eq!(s.points.len(), want.len());
+        for (p, (c, tpot)) in s.points.iter().zip(&want) {
+            proptest::prop_assert_eq!(p.max_concurrency, Some(*c as f64));
+            // E2E and TTFT printed to 0.01 ms: TPOT within 0.01 / (n - 1) ms, plus 6-digit rounding.
+            let slack = 0.01 / (n - 1) as f64 / tpot + 2e-5;
+            proptest::prop_assert!(close(p.per_user_decode_tok_per_s, 1000.0 / tpot, slack),
+                "c{}: {} vs {}", c, p.per_user_decode_tok_per_s, 1000.0 / tpot);
+            proptest::prop_assert!(close(p.output_tok_per_s_per_concurrency.unwrap(), p.output_tok_per_s / *c as f64, 1e-5));
+            let dominated = s.points.iter().any(|q| {
+                q.output_tok_per_s >= p.output_tok_per_s
+                    && q.per_user_decode_tok_per_s >= p.per_user_decode_tok_per_s
+                    && (q.output_tok_per_s > p.output_tok_per_s || q.per_user_decode_tok_per_s > p.per_user_decode_tok_per_s)
+            });
+            proptest::prop_assert_eq!(p.pareto, !dominated);
+        }
+        // The plot of any such sweep is well-formed XML.
+        let svg = bench_normalize::plot::render(&sw).unwrap();
+        proptest::prop_assert!(roxmltree::Document::parse(&svg).is_ok());
+    }
+}
+
+#[test]
+fn text_from_the_inputs_is_escaped_in_the_svg_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(sample("captured/vllm-s4.stdout.txt")).unwrap();
+    let hostile = text.replace("/models/emu-llm-wordlevel", "m<&\u{7}\u{1b}[31m|`\u{202e}>");
+    let input = dir.path().join("hostile.txt");
+    std::fs::write(&input, hostile).unwrap();
+    let svg = dir.path().join("p.svg");
+    let out = bin().arg("plot").arg(&input).arg("-o").arg(&svg).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+    let label =
+        doc.descendants().filter_map(|n| n.text()).find(|t| t.contains("m<&")).expect("the model in the legend");
+    assert!(!label.trim().chars().any(|c| c.is_control() || c == '\u{202e}'), "{label:?}");
+    let md = bin().args(["sweep", "-f", "markdown"]).arg(&input).output().unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    let heading = md.lines().next().unwrap();
+    assert!(heading.contains("m<&") && heading.contains("\\|") && heading.contains("\\`"), "{heading}");
+    assert!(!md.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'));
+}
