@@ -10,7 +10,7 @@
 //! Each point carries two figures that peers confuse:
 //!
 //! * `per_user_decode_tok_per_s` = `1000 / TPOT_ms`, with TPOT derived from E2E latency, TTFT and
-//!   token counts ([`crate::derive`]): how fast one user's tokens arrive once decoding started;
+//!   token counts: how fast one user's tokens arrive once decoding started;
 //! * `output_tok_per_s_per_concurrency` = output throughput / configured concurrency: what vLLM's
 //!   and NVIDIA's Pareto tools print as "tokens/s per user". It is no decode rate: it counts TTFT,
 //!   queueing and idle slots, and at a concurrency above what the server serves at once it falls
@@ -30,7 +30,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::report::{Run, Severity, Status, Verdict};
+use crate::report::{Run, Severity, StatKey, Status, Verdict};
+use crate::vocabulary::{Key, reported, totals, workload};
 use crate::{Error, Options, Sink};
 
 /// Read every run of the inputs (`-` is standard input), in input order; the problems met on the
@@ -175,27 +176,27 @@ fn output_throughput(run: &Run) -> Option<f64> {
 }
 
 fn max_concurrency(run: &Run) -> Option<f64> {
-    run.workload.number("max_concurrency").filter(|v| v.is_finite() && *v > 0.0)
+    run.number(workload::MAX_CONCURRENCY).filter(|v| v.is_finite() && *v > 0.0)
 }
 
 fn request_rate(run: &Run) -> Option<f64> {
-    run.workload.number("request_rate").filter(|v| v.is_finite() && *v > 0.0)
+    run.number(workload::REQUEST_RATE).filter(|v| v.is_finite() && *v > 0.0)
 }
 
 fn strategy(run: &Run) -> Option<&str> {
-    run.workload.text("strategy")
+    run.text(workload::STRATEGY)
 }
 
 fn model(run: &Run) -> Option<&str> {
-    run.workload.text("model")
+    run.text(workload::MODEL)
 }
 
 fn ttft_mean(run: &Run) -> Option<f64> {
-    run.reported.stat("ttft_ms").and_then(|s| s.mean())
+    run.stat(reported::TTFT_MS).and_then(|s| s.mean())
 }
 
 fn ttft_p99(run: &Run) -> Option<f64> {
-    run.reported.stat("ttft_ms").and_then(|s| s.get(crate::report::StatKey::parse("p99")?))
+    run.stat(reported::TTFT_MS).and_then(|s| s.get(StatKey::P(99.0)))
 }
 
 fn mean_in_flight(run: &Run) -> Option<f64> {
@@ -204,27 +205,27 @@ fn mean_in_flight(run: &Run) -> Option<f64> {
 
 /// Tokens per request: the requested length, else the total over successful requests, to the
 /// nearest token (a series is one configuration, not one exact mean).
-fn per_request_len(run: &Run, requested: &str, total: &str) -> Option<f64> {
-    if let Some(v) = run.workload.number(requested).filter(|v| v.is_finite() && *v > 0.0) {
+fn per_request_len(run: &Run, requested: Key, total: Key) -> Option<f64> {
+    if let Some(v) = run.number(requested).filter(|v| v.is_finite() && *v > 0.0) {
         return Some(v);
     }
-    let r = run.totals.number("successful_requests").filter(|r| *r > 0.0)?;
-    let n = run.totals.number(total)?;
+    let r = run.number(totals::SUCCESSFUL_REQUESTS).filter(|r| *r > 0.0)?;
+    let n = run.number(total)?;
     Some((n / r).round())
 }
 
 fn input_len(run: &Run) -> Option<f64> {
-    per_request_len(run, "input_len", "input_tokens")
+    per_request_len(run, workload::INPUT_LEN, totals::INPUT_TOKENS)
 }
 
 fn output_len(run: &Run) -> Option<f64> {
-    per_request_len(run, "output_len", "output_tokens")
+    per_request_len(run, workload::OUTPUT_LEN, totals::OUTPUT_TOKENS)
 }
 
 /// The key that lines runs of one configuration up. (The `compare` subcommand has its own
 /// workload key; the two are to be folded into one.)
 #[derive(Debug, Clone, PartialEq)]
-struct Key {
+struct SeriesKey {
     tool: String,
     model: Option<String>,
     input_len: Option<f64>,
@@ -232,8 +233,8 @@ struct Key {
     input: Option<String>,
 }
 
-fn key_of(run: &Run, by: GroupBy) -> Key {
-    Key {
+fn key_of(run: &Run, by: GroupBy) -> SeriesKey {
+    SeriesKey {
         tool: run.source.tool.clone(),
         model: model(run).map(str::to_string),
         input_len: input_len(run),
@@ -242,7 +243,7 @@ fn key_of(run: &Run, by: GroupBy) -> Key {
     }
 }
 
-fn label_of(key: &Key) -> String {
+fn label_of(key: &SeriesKey) -> String {
     if let Some(input) = &key.input {
         return input.clone();
     }
@@ -371,7 +372,7 @@ fn mark_pareto(points: &mut [Point]) {
 
 /// Put runs into series and summarize each.
 pub fn summarize(runs: &[Run], by: GroupBy) -> Sweep {
-    let mut keyed: Vec<(Key, Vec<Point>)> = Vec::new();
+    let mut keyed: Vec<(SeriesKey, Vec<Point>)> = Vec::new();
     let mut excluded = Vec::new();
     for run in runs {
         if let Some(reason) = exclusion(run) {
