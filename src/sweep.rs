@@ -2,7 +2,7 @@
 //! summarized as a frontier of output throughput against the per-user decode rate.
 //!
 //! A *series* is the runs of one configuration: by default the runs that share the benchmark
-//! tool, the model (when the run names it) and the input and output lengths per request
+//! tool and its version variant, the model (when the run names it) and the input and output lengths per request
 //! ([`GroupBy::Workload`]), or the runs of one input file ([`GroupBy::Input`]). Its *points* are
 //! ordered by load: the client's concurrency cap, then its request rate (an unset or infinite one
 //! last), then input order.
@@ -71,7 +71,7 @@ pub fn read_runs(paths: &[PathBuf], opts: &Options) -> (Vec<Run>, Vec<Error>) {
 /// How runs are put into series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GroupBy {
-    /// Tool, model, input and output length per request.
+    /// Tool and its version variant, model, input and output length per request.
     #[default]
     Workload,
     /// Each input file is a series (a sweep printed into one log).
@@ -107,9 +107,11 @@ pub const PARETO_DEFINITION: &str = "no other point of the series has at least t
 /// The runs of one configuration, ordered by load.
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
-    /// For people: tool, model, lengths (or the input file).
+    /// For people: tool (variant), model, lengths (or the input file).
     pub label: String,
     pub tool: String,
+    /// The tool's output layout (version variant), as the parser named it.
+    pub variant: Option<String>,
     pub model: Option<String>,
     /// Input tokens per request: the requested length, else total input tokens / successful requests.
     pub input_len: Option<f64>,
@@ -227,6 +229,7 @@ fn output_len(run: &Run) -> Option<f64> {
 #[derive(Debug, Clone, PartialEq)]
 struct SeriesKey {
     tool: String,
+    variant: Option<String>,
     model: Option<String>,
     input_len: Option<f64>,
     output_len: Option<f64>,
@@ -236,6 +239,7 @@ struct SeriesKey {
 fn key_of(run: &Run, by: GroupBy) -> SeriesKey {
     SeriesKey {
         tool: run.source.tool.clone(),
+        variant: run.source.variant.clone(),
         model: model(run).map(str::to_string),
         input_len: input_len(run),
         output_len: output_len(run),
@@ -249,6 +253,9 @@ fn label_of(key: &SeriesKey) -> String {
     }
     let len = |v: Option<f64>| v.map_or("?".to_string(), fmt_num);
     let mut s = key.tool.clone();
+    if let Some(v) = &key.variant {
+        s.push_str(&format!(" ({v})"));
+    }
     if let Some(m) = &key.model {
         s.push_str(", ");
         s.push_str(m);
@@ -410,6 +417,7 @@ pub fn summarize(runs: &[Run], by: GroupBy) -> Sweep {
             Series {
                 label: label_of(&key),
                 tool: key.tool,
+                variant: key.variant,
                 model: key.model,
                 input_len: key.input_len,
                 output_len: key.output_len,

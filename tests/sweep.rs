@@ -96,6 +96,24 @@ fn vllm_sweep_per_user_rates_are_1000_over_true_tpot() {
 }
 
 #[test]
+fn two_clients_with_one_workload_are_two_series() {
+    // vLLM's Python client (TPOT 10 ms server) and vllm-rs (12.8 ms): same tool name, model and
+    // lengths; their output layouts (version variants) keep them apart.
+    let sw = summarize(
+        &[
+            "captured/vllm-s4-c1.result.json",
+            "captured/vllm-s4-c4.result.json",
+            "versions/vllmrs0.33.0-ratesweep-r2.result.json",
+            "versions/vllmrs0.33.0-ratesweep-rinf.result.json",
+        ],
+        GroupBy::Workload,
+    );
+    assert_eq!(sw.series.len(), 2, "{:?}", sw.series.iter().map(|s| &s.label).collect::<Vec<_>>());
+    assert!(sw.series.iter().all(|s| s.points.len() == 2 && s.warnings.is_empty()));
+    assert_eq!(sw.series[1].variant.as_deref(), Some("rust-0.33"));
+}
+
+#[test]
 fn vllm_rs_sweep_per_user_rates_are_1000_over_true_tpot() {
     let sw = summarize(&["versions/vllmrs0.33.0-sweep.stdout.txt"], GroupBy::Workload);
     assert_eq!(sw.series.len(), 1);

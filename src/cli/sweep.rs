@@ -6,7 +6,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::args::{GroupByArg, SweepArgs, SweepFormat};
-use super::diagnostics::{report_error, report_rejection};
+use super::diagnostics::{report_error, report_rejection, report_run_warning};
 use super::{load_definitions, write_listing};
 use crate::report::Verdict;
 use crate::sweep;
@@ -58,6 +58,12 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
         };
         report_error(a.error_format, &e);
         return worst.max(e.exit_code());
+    }
+    if plot_to.is_some() {
+        // The summary carries them; the plot cannot.
+        for w in summary.series.iter().flat_map(|s| &s.warnings) {
+            report_run_warning(a.error_format, &crate::error::printable(w));
+        }
     }
     let text = match (format, &plot_to) {
         (_, Some(path)) => {
