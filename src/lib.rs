@@ -5,8 +5,8 @@
 //! The public API is this page: [`normalize_str`], [`normalize`] (a reader) and [`normalize_file`];
 //! the [`Options`] ([`Definitions`], [`Policy`], [`Tolerances`]) and the [`Sink`] runs go to; the
 //! report's types ([`Run`], [`Report`], module [`report`]); writing a report in a format
-//! ([`emit`], [`llmd`]); judging runs on service-level objectives ([`objectives`]); [`Error`] and
-//! its [`ExitCode`].
+//! ([`emit`], [`llmd`]); judging runs on service-level objectives ([`objectives`]); sweeps
+//! summarized ([`sweep`]) and plotted ([`plot`]); [`Error`] and its [`ExitCode`].
 //!
 //! Inside, the data path is one module per stage, each feeding the next:
 //!
@@ -45,8 +45,10 @@ pub mod input;
 mod lex;
 pub mod llmd;
 pub mod objectives;
+pub mod plot;
 pub mod report;
 mod schema;
+pub mod sweep;
 mod validate;
 mod value;
 pub mod vocabulary;

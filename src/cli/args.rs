@@ -61,6 +61,27 @@ pub(crate) enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Summarize a sweep (runs of one configuration at several concurrencies or request rates):
+    /// per configuration, the frontier of output throughput against the per-user decode rate
+    /// (1000 / derived TPOT), ordered by load, Pareto-optimal points marked, with output
+    /// throughput / concurrency (what peers call "per user") beside it under its own name.
+    /// Rejected and unusable runs are listed, not plotted. Exit 3: no run gives a point.
+    Sweep {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value_t = SweepFormat::Table)]
+        format: SweepFormat,
+    },
+    /// Draw a sweep's frontier (output throughput vs per-user decode rate) and TTFT against load
+    /// as an SVG file, one series per configuration. Exit 3 (nothing written): no run gives a point.
+    Plot {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// The SVG file to write (written whole or not at all); `-` for standard output.
+        #[arg(long, short = 'o', value_name = "PATH")]
+        output: PathBuf,
+    },
     /// Print the JSON Schema of the canonical report.
     Schema,
     /// List the parser definitions: tool, formats, variants, detection markers.
@@ -76,6 +97,40 @@ pub(crate) enum Command {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
     Man,
+}
+
+/// The inputs and grouping of `sweep` and `plot`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SweepArgs {
+    /// Benchmark logs, result files or reports holding the sweep's runs; `-` for standard input.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// What makes a series: runs of one tool, model and input/output length per request
+    /// (`workload`), or the runs of each input file (`input`).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Workload)]
+    pub(crate) group_by: GroupByArg,
+    /// Failed warnings reject a run too (it is then no point).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupByArg {
+    Workload,
+    Input,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SweepFormat {
+    Table,
+    Json,
+    Markdown,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

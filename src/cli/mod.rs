@@ -10,6 +10,7 @@ mod args;
 mod diagnostics;
 mod inputs;
 mod output;
+mod sweep;
 mod tee;
 
 use std::io::{self, Write};
@@ -40,6 +41,8 @@ pub(crate) fn main() -> i32 {
             let settings = crate::client::Settings { keep, as_given };
             return run_client(&command, &settings, common) as i32;
         }
+        Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
+        Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
         Some(Command::Schema) => return print_schema() as i32,
         Some(Command::Parsers { format, parsers }) => return list_parsers(format, parsers) as i32,
         Some(Command::Completions { shell }) => {
