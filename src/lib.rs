@@ -34,6 +34,7 @@
 pub mod canonical;
 pub mod check;
 pub mod client;
+pub mod compare;
 pub mod definition;
 pub mod derive;
 pub mod detect;

@@ -68,6 +68,12 @@ enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Compare configurations: `bench-normalize compare BASELINE OTHER...`, each a file or a
+    /// directory of results. Runs are lined up by workload (concurrency, rate, input and output
+    /// lengths, model); per pair, derived TPOT, per-user decode rate, output throughput, TTFT
+    /// p50/p99, E2E mean/p50 and ITL side by side with ratios to the baseline. A figure whose
+    /// meaning differs between the two sides is refused or warned, with the reason (docs/compare.md).
+    Compare(CompareArgs),
     /// Print the JSON Schema of the canonical report.
     Schema,
     /// List the parser definitions: tool, formats, variants, detection markers.
@@ -83,6 +89,41 @@ enum Command {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
     Man,
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// The baseline configuration: a log, result file or report, or a directory of them.
+    baseline: PathBuf,
+    /// The configurations compared with the baseline, each a file or a directory.
+    #[arg(required = true)]
+    others: Vec<PathBuf>,
+    /// Output format: a table for people, Markdown for a pull request, JSON (docs/compare.md).
+    #[arg(long, short = 'f', value_enum, default_value_t = CompareFmt::Table)]
+    format: CompareFmt,
+    /// The workload fields runs are lined up by, comma-separated: concurrency, rate, input,
+    /// output, model (drop one to compare runs that differ in it, e.g. two models).
+    #[arg(long, value_name = "FIELDS", default_value = "concurrency,rate,input,output,model")]
+    key: String,
+    /// Failed warnings reject a run too (its figures are then left out).
+    #[arg(long)]
+    strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder. Default: $BENCH_NORMALIZE_PARSERS.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    parsers: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CompareFmt {
+    /// Per workload, the two sides side by side with ratios and notes
+    Table,
+    /// The same as a Markdown table, for pasting into a pull request
+    Markdown,
+    /// The whole comparison (docs/compare.md)
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,6 +237,7 @@ fn main() {
             let settings = bench_normalize::client::Settings { keep, as_given };
             process::exit(run_client(&command, &settings, common) as i32)
         }
+        Some(Command::Compare(args)) => process::exit(compare(args) as i32),
         Some(Command::Schema) => process::exit(print_schema() as i32),
         Some(Command::Parsers { format, parsers }) => process::exit(list_parsers(format, parsers) as i32),
         Some(Command::Completions { shell }) => {
@@ -614,6 +656,59 @@ fn run_client(command: &[String], settings: &bench_normalize::client::Settings, 
             out.code().max(e.exit_code())
         }
         None => out.code(),
+    }
+}
+
+/// `bench-normalize compare BASELINE OTHER...` ([`bench_normalize::compare`]): each side read
+/// (errors said, as for logs), lined up and compared; the exit code is the highest of the inputs'
+/// errors and the comparison's own (a rejected run 1, an unusable run or no pair 3).
+fn compare(a: CompareArgs) -> ExitCode {
+    use bench_normalize::compare;
+    let setup =
+        compare::KeyField::parse_list(&a.key).and_then(|key| Ok((key, load_definitions(a.parsers.as_deref())?)));
+    let (key, definitions) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            report_error(a.error_format, &e);
+            return e.exit_code();
+        }
+    };
+    let policy = Policy { strict: a.strict, tolerances: Tolerances::default() };
+    let opts = Options { definitions, policy, reports_only: false, pipelined: false, ready: None };
+    let mut worst = ExitCode::Ok;
+    let mut sides = Vec::new();
+    for arg in std::iter::once(&a.baseline).chain(&a.others) {
+        let (side, errors) = compare::read_side(arg, &opts);
+        for e in errors {
+            report_error(a.error_format, &e);
+            worst = worst.max(e.exit_code());
+        }
+        for run in side.runs.iter().filter(|r| r.verdict != Verdict::Accepted) {
+            report_rejection(a.error_format, run, a.strict);
+        }
+        sides.push(side);
+    }
+    let (baseline, others) = sides.split_first().expect("the baseline is a required argument");
+    let comparison = compare::compare(baseline, others, &key);
+    let stdout = io::stdout();
+    let text = match a.format {
+        CompareFmt::Table => compare::table(&comparison, color_on(stdout.is_terminal())),
+        CompareFmt::Markdown => compare::markdown(&comparison),
+        CompareFmt::Json => {
+            let mut t = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
+            t.push('\n');
+            t
+        }
+    };
+    let code = worst.max(comparison.exit_code());
+    let mut out = stdout.lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => code,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => code,
+        Err(source) => {
+            report_error(a.error_format, &Error::Write { output: "stdout".into(), source });
+            code.max(ExitCode::Io)
+        }
     }
 }
 
