@@ -644,7 +644,8 @@ impl Fig {
 }
 
 /// A figure over the runs of one side's group: the median, the range, and how many runs gave it.
-/// The median of an even number of runs is the mean of the middle two.
+/// The median of an even number of runs is the mean of the middle two (rounded to 6 significant
+/// digits, as derived figures are).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Spread {
     pub median: f64,
@@ -661,7 +662,12 @@ impl Spread {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            // Rounding never takes it out of the middle two.
+            crate::derive::round((v[n / 2 - 1] + v[n / 2]) / 2.0).clamp(v[n / 2 - 1], v[n / 2])
+        };
         Some(Spread { median, min: v[0], max: v[n - 1], runs: n })
     }
 }
@@ -686,7 +692,7 @@ pub struct FigureRow {
     pub figure: Fig,
     pub baseline: Option<Spread>,
     pub other: Option<Spread>,
-    /// `other.median / baseline.median`; `null` when refused or missing.
+    /// `other.median / baseline.median` (6 significant digits); `null` when refused or missing.
     pub ratio: Option<f64>,
     /// `true` when the two sides' ranges (min-max) overlap and one side has repeated runs: the
     /// difference is within the runs' own spread. `null` when neither side has two runs giving it.
@@ -1267,7 +1273,7 @@ fn compare_pair(b: &Group, o: &Group, bname: &str, oname: &str, key: &[KeyField]
             }
             let (ratio, within_spread) = match (&sb, &so, outcome) {
                 (Some(x), Some(y), Outcome::Compared | Outcome::Warned) => {
-                    let ratio = (x.median != 0.0).then(|| y.median / x.median);
+                    let ratio = (x.median != 0.0).then(|| crate::derive::round(y.median / x.median));
                     let within = (x.runs > 1 || y.runs > 1).then_some(x.min <= y.max && y.min <= x.max);
                     (ratio, within)
                 }
