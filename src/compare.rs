@@ -785,7 +785,21 @@ fn issues(b: &[&Run], o: &[&Run], bname: &str, oname: &str) -> Vec<Issue> {
     let mut out = Vec::new();
     let sides: [(&str, &[&Run]); 2] = [(bname, b), (oname, o)];
 
-    // ITL: per token against per chunk of several tokens is no comparison.
+    // ITL: per token against per chunk of several tokens is no comparison; nor is an ITL whose
+    // timing the run does not state.
+    for (name, runs) in sides {
+        for r in runs.iter().filter(|r| itl_mean(r).is_some() && itl_per(r).is_none()) {
+            out.push(Issue {
+                code: "itl-meaning",
+                level: Level::Refuse,
+                figures: vec![Fig::ItlMean],
+                message: format!(
+                    "{name} ({}): it is not known whether its ITL is timed per token or per streamed chunk",
+                    RunRef::of(r).name()
+                ),
+            });
+        }
+    }
     let units: Vec<Vec<ItlUnit>> =
         sides.iter().map(|(_, runs)| runs.iter().filter_map(|r| itl_unit(r)).collect()).collect();
     let per_token = |u: &ItlUnit| matches!(u, ItlUnit::Token | ItlUnit::ChunkOfOne);
@@ -1132,51 +1146,31 @@ pub fn compare(baseline: &Side, others: &[Side], key: &[KeyField]) -> Comparison
         pairs: Vec::new(),
         unpaired: Vec::new(),
     };
-    let mut base_used = vec![false; base_groups.len()];
-    let mut base_unpaired: Vec<Vec<String>> = vec![Vec::new(); base_groups.len()];
     for side in others {
         let mut skipped = side.skipped.clone();
         let groups = group_side(side, key, &mut skipped);
         out.others.push(SideInfo { label: side.label.clone(), runs: side.runs.len(), skipped });
         let (pairs, unpaired) = pair_groups(&base_groups, &groups, key);
         for (i, j) in pairs {
-            base_used[i] = true;
             out.pairs.push(compare_pair(&base_groups[i], &groups[j], &baseline.label, &side.label, key));
         }
+        // Each group with no partner, per other side: a baseline group missed by one side may
+        // have paired with another.
         for (is_base, k, reason) in unpaired {
-            if is_base {
-                base_unpaired[k].push(format!("{}: {reason}", side.label));
+            let (g, label, against) = if is_base {
+                (&base_groups[k], &baseline.label, &side.label)
             } else {
-                let g = &groups[k];
-                out.unpaired.push(Unpaired {
-                    side: side.label.clone(),
-                    against: baseline.label.clone(),
-                    workload: g.workload.clone(),
-                    runs: g.runs.iter().map(|r| RunRef::of(r)).collect(),
-                    reason,
-                });
-            }
-        }
-    }
-    // A baseline group paired with no other side at all is listed once per side it missed.
-    let mut base_list = Vec::new();
-    for (i, g) in base_groups.iter().enumerate() {
-        if base_used[i] {
-            continue;
-        }
-        for reason in &base_unpaired[i] {
-            let (against, reason) = reason.split_once(": ").unwrap_or(("", reason));
-            base_list.push(Unpaired {
-                side: baseline.label.clone(),
-                against: against.to_string(),
+                (&groups[k], &side.label, &baseline.label)
+            };
+            out.unpaired.push(Unpaired {
+                side: label.clone(),
+                against: against.clone(),
                 workload: g.workload.clone(),
                 runs: g.runs.iter().map(|r| RunRef::of(r)).collect(),
-                reason: reason.to_string(),
+                reason,
             });
         }
     }
-    base_list.append(&mut out.unpaired);
-    out.unpaired = base_list;
     out.baseline.skipped = base_skipped;
     out
 }
@@ -1205,8 +1199,13 @@ fn compare_pair(b: &Group, o: &Group, bname: &str, oname: &str, key: &[KeyField]
     // Key fields unknown on one side: paired on the others.
     let mut unknown = Vec::new();
     for ((f, x), (_, y)) in b.workload.fields().into_iter().zip(o.workload.fields()) {
-        if key.contains(&f) && x.is_some() != y.is_some() {
-            let which = if x.is_none() { bname } else { oname };
+        // (An absent rate pairs only with an absent one, and means "not set" as often.)
+        if key.contains(&f) && f != KeyField::RequestRate && (x.is_none() || y.is_none()) {
+            let which = match (x.is_none(), y.is_none()) {
+                (true, true) => format!("{bname} and of {oname}"),
+                (true, false) => bname.to_string(),
+                _ => oname.to_string(),
+            };
             unknown.push(format!("{} of {which}", f.name()));
         }
     }
