@@ -274,6 +274,28 @@ fn a_contradicted_token_count_refuses_the_token_figures() {
     assert!(row(p, Fig::TtftP50).ratio.is_some());
 }
 
+/// Output tokens counted by the server (vLLM) against re-tokenized by the client (AIPerf): the
+/// token figures are warned, naming both sources, and still compared (at the true ratio). SGLang
+/// 0.4.1 counts the requested lengths, but its own re-tokenized total confirms them: nothing said.
+#[test]
+fn different_token_count_sources_warn() {
+    let c = compare::compare(
+        &side("captured/vllm-s2.stdout.txt"),
+        &[side("peers/aiperf-s2.profile_export_aiperf.json"), side("versions/sglang0.4.1-oai-s2.stdout.txt")],
+        &KeyField::ALL,
+    );
+    assert_eq!(c.pairs.len(), 2);
+    for fig in [Fig::Tpot, Fig::PerUser, Fig::OutputThroughput] {
+        let r = row(&c.pairs[0], fig);
+        assert_eq!(r.outcome, Outcome::Warned, "{r:?}");
+        let why = r.reasons.join("\n");
+        assert!(why.contains("server's usage counts") && why.contains("re-tokenizing"), "{why}");
+    }
+    let truth = true_tpot("captured/vllm-s2.truth.json") / true_tpot("peers/aiperf-s2.truth.json");
+    assert!(within(row(&c.pairs[0], Fig::PerUser).ratio.unwrap(), truth, 0.02));
+    assert!(!c.pairs[1].issues.iter().any(|i| i.code == "token-count-source"), "{:?}", c.pairs[1].issues);
+}
+
 /// Different numbers of failed requests (vLLM s1: 0 of 16, s5: 4 of 16 answered HTTP 500, as the
 /// truth files count them): throughput refused, latencies warned, both counts named.
 #[test]
@@ -508,6 +530,33 @@ fn json_shape_and_table() {
     let out = compare_cli(&["captured/vllm-s2.stdout.txt", "captured/sglang-s2spec.stdout.txt"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Per-user decode rate (tok/s)") && text.contains("refused"), "{text}");
+}
+
+/// Names from the inputs never reach a terminal raw: a directory named with an escape sequence and
+/// a bidi override is written escaped in the table and the Markdown, and a `|` cannot break the
+/// Markdown table.
+#[test]
+fn hostile_names_are_escaped() {
+    let dir = temp_dir("hostile");
+    let name = "evil\u{1b}[2J\u{202e}|x";
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::copy(sample("captured/vllm-s2.stdout.txt"), dir.join(name).join("a|b.txt")).unwrap();
+    for format in ["table", "markdown"] {
+        let out = bin()
+            .args(["compare", "-f", format, name])
+            .arg(sample("captured/sglang-s2.stdout.txt"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'), "{format}: {text}");
+        assert!(text.contains("\\x1b"), "{format}: {text}");
+        if format == "markdown" {
+            assert!(text.contains("a\\|b.txt"), "{text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Exit codes: no pair at all 3 (nothing to compare), a missing file 4, a bad --key 2, one side
