@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::derive::show;
 use crate::error::printable;
 use crate::report::{E2eEnd, ItlPer, Run, StatKey, Status, TokenCount, TpotMethod, Verdict};
+use crate::vocabulary::{reported, totals, workload};
 use crate::{Error, ExitCode, Options};
 
 /// Version of the JSON document `compare --format json` writes (docs/compare.md); its field names
@@ -58,17 +59,17 @@ fn per_user(run: &Run) -> Option<f64> {
 /// Output throughput: recomputed from the totals, else as the tool printed it (same meaning:
 /// output tokens over the benchmark's duration).
 fn output_throughput(run: &Run) -> Option<f64> {
-    run.derived.output_tok_per_s.or_else(|| run.reported.number("output_tok_per_s"))
+    run.derived.output_tok_per_s.or_else(|| run.number(reported::OUTPUT_TOK_PER_S))
 }
 
 fn ttft(run: &Run, key: StatKey) -> Option<f64> {
-    run.reported.stat("ttft_ms")?.get(key)
+    run.stat(reported::TTFT_MS)?.get(key)
 }
 
 /// E2E latency as measured; for the mean, the approximate derived one when the tool printed none
 /// (`true` in the second place).
 fn e2e(run: &Run, key: StatKey) -> Option<(f64, bool)> {
-    if let Some(v) = run.reported.stat("e2e_ms").and_then(|s| s.get(key)) {
+    if let Some(v) = run.stat(reported::E2E_MS).and_then(|s| s.get(key)) {
         return Some((v, false));
     }
     match key {
@@ -78,7 +79,7 @@ fn e2e(run: &Run, key: StatKey) -> Option<(f64, bool)> {
 }
 
 fn itl_mean(run: &Run) -> Option<f64> {
-    run.reported.stat("itl_ms")?.mean()
+    run.stat(reported::ITL_MS)?.mean()
 }
 
 fn itl_per(run: &Run) -> Option<ItlPer> {
@@ -91,7 +92,7 @@ fn tokens_per_chunk(run: &Run) -> Option<f64> {
 
 /// guidellm's "TPOT", llmperf's "inter token latency", inference-perf's NTPOT: TTFT included.
 fn ttft_inclusive_per_token(run: &Run) -> Option<f64> {
-    run.reported.stat("latency_per_output_token_ms").and_then(|s| s.mean())
+    run.stat(reported::LATENCY_PER_OUTPUT_TOKEN_MS).and_then(|s| s.mean())
 }
 
 fn token_source(run: &Run) -> Option<TokenCount> {
@@ -103,23 +104,23 @@ fn e2e_end(run: &Run) -> Option<E2eEnd> {
 }
 
 fn output_tokens(run: &Run) -> Option<f64> {
-    run.totals.number("output_tokens")
+    run.number(totals::OUTPUT_TOKENS)
 }
 
 fn output_tokens_retokenized(run: &Run) -> Option<f64> {
-    run.totals.number("output_tokens_retokenized")
+    run.number(totals::OUTPUT_TOKENS_RETOKENIZED)
 }
 
 fn input_tokens(run: &Run) -> Option<f64> {
-    run.totals.number("input_tokens")
+    run.number(totals::INPUT_TOKENS)
 }
 
 fn successful(run: &Run) -> Option<f64> {
-    run.totals.number("successful_requests")
+    run.number(totals::SUCCESSFUL_REQUESTS)
 }
 
 fn duration(run: &Run) -> Option<f64> {
-    run.totals.number("duration_s")
+    run.number(totals::DURATION_S)
 }
 
 fn check_failed(run: &Run, id: &str) -> Option<String> {
@@ -128,13 +129,13 @@ fn check_failed(run: &Run, id: &str) -> Option<String> {
 
 /// How many requests failed, and how that is known.
 fn failed(run: &Run) -> Option<(u64, &'static str)> {
-    if let Some(f) = run.totals.number("failed_requests") {
+    if let Some(f) = run.number(totals::FAILED_REQUESTS) {
         return Some((f as u64, "printed"));
     }
     if let Some(p) = &run.derived.per_request {
         return Some((p.failed as u64, "per-request errors"));
     }
-    let (prompts, ok) = (run.workload.number("num_prompts")?, successful(run)?);
+    let (prompts, ok) = (run.number(workload::NUM_PROMPTS)?, successful(run)?);
     // The clients send `num_prompts` requests (a warm-up aside, which is not counted): those that
     // did not succeed failed.
     (prompts >= ok).then_some(((prompts - ok) as u64, "num_prompts - successful requests"))
@@ -228,17 +229,17 @@ impl Workload {
             (Some(t), Some(r)) if r > 0.0 && t > 0.0 => Some((t / r).round() as u64),
             _ => None,
         };
-        let concurrency = run.workload.number("max_concurrency").map(|c| c as u64).or_else(|| {
-            let step = run.workload.text("strategy")?;
+        let concurrency = run.number(workload::MAX_CONCURRENCY).map(|c| c as u64).or_else(|| {
+            let step = run.text(workload::STRATEGY)?;
             let n = step.strip_prefix("concurrent@").or_else(|| step.strip_prefix("concurrency="))?;
             n.trim().parse().ok()
         });
         Workload {
             max_concurrency: concurrency,
-            request_rate: run.workload.number("request_rate"),
-            input_len: run.workload.number("input_len").map(|n| n as u64).or_else(|| per_request(input_tokens(run))),
-            output_len: run.workload.number("output_len").map(|n| n as u64).or_else(|| per_request(output_tokens(run))),
-            model: run.workload.text("model").map(|m| {
+            request_rate: run.number(workload::REQUEST_RATE),
+            input_len: run.number(workload::INPUT_LEN).map(|n| n as u64).or_else(|| per_request(input_tokens(run))),
+            output_len: run.number(workload::OUTPUT_LEN).map(|n| n as u64).or_else(|| per_request(output_tokens(run))),
+            model: run.text(workload::MODEL).map(|m| {
                 let m = m.trim().trim_end_matches('/');
                 m.rsplit('/').next().unwrap_or(m).to_string()
             }),
@@ -1306,7 +1307,7 @@ fn why_missing(fig: Fig, runs: &[&Run]) -> String {
         Fig::Tpot => r.derived.tpot_ms.reason.clone(),
         Fig::PerUser => r.derived.undefined.get("per_user_decode_tok_per_s").cloned(),
         Fig::OutputThroughput => r.derived.undefined.get("output_tok_per_s").cloned(),
-        Fig::E2eMean | Fig::E2eP50 if r.reported.stat("e2e_ms").is_none() => Some("no E2E latency".into()),
+        Fig::E2eMean | Fig::E2eP50 if r.stat(reported::E2E_MS).is_none() => Some("no E2E latency".into()),
         Fig::ItlMean => Some("no ITL".into()),
         _ => None,
     };

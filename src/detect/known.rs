@@ -1,0 +1,70 @@
+//! Which text definitions know a label, remembered per label ([`KnownLabels`]).
+
+use super::BodyRow;
+use crate::definition::Definition;
+use crate::lex::split_row_key;
+
+/// Which text definitions know a label, remembered per label: the same few dozen labels come
+/// back in every block, and matching one against every templated row spec is what costs.
+pub(super) struct KnownLabels<'d> {
+    pub(super) defs: Vec<&'d Definition>,
+    /// Label to a bit mask over `defs` (the first 64; others are asked every time).
+    pub(super) cache: rustc_hash::FxHashMap<String, u64>,
+}
+
+impl<'d> KnownLabels<'d> {
+    /// Labels remembered at most (a log with endless distinct labels keeps memory bounded).
+    const MAX: usize = 4096;
+
+    /// Which of the first 64 definitions know `label`, one bit each.
+    pub(super) fn mask(&mut self, label: &str) -> u64 {
+        if let Some(mask) = self.cache.get(label) {
+            return *mask;
+        }
+        let mask = self
+            .defs
+            .iter()
+            .take(64)
+            .enumerate()
+            .fold(0u64, |m, (j, t)| if t.knows_label(label) { m | 1 << j } else { m });
+        if self.cache.len() < Self::MAX {
+            self.cache.insert(label.to_string(), mask);
+        }
+        mask
+    }
+
+    /// A line's row, as [`BodyRow`].
+    pub(super) fn see(&mut self, text: &str) -> Option<BodyRow> {
+        let (label, value) = split_row_key(text)?;
+        let label = label.into_owned();
+        // (The value is a slice of `text`.)
+        let start = value.as_ptr() as usize - text.as_ptr() as usize;
+        Some(BodyRow { known: self.mask(&label), label, value: start..start + value.len() })
+    }
+
+    /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.
+    pub(super) fn knows_in(&self, mask: u64, d: &Definition, label: &str) -> bool {
+        Self::knows_at(mask, self.bit(d), d, label)
+    }
+
+    /// `d`'s bit in a mask (`None`: past the first 64 definitions).
+    pub(super) fn bit(&self, d: &Definition) -> Option<usize> {
+        self.defs.iter().take(64).position(|t| std::ptr::eq(*t, d))
+    }
+
+    /// The bits of `defs` in a mask, and whether every one has a bit.
+    pub(super) fn bits_of(&self, defs: &[&Definition]) -> (u64, bool) {
+        defs.iter().fold((0, true), |(m, all), d| match self.bit(d) {
+            Some(i) => (m | 1 << i, all),
+            None => (m, false),
+        })
+    }
+
+    /// [`KnownLabels::knows_in`] with `d`'s [`KnownLabels::bit`] looked up already.
+    pub(super) fn knows_at(mask: u64, bit: Option<usize>, d: &Definition, label: &str) -> bool {
+        match bit {
+            Some(i) => mask & (1 << i) != 0,
+            None => d.knows_label(label),
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The scanner's modes inside a block, one handler each: a printed block of rows, a Markdown table,
+//! a block of a table format. A handler reads one line into the open block and says what the line
+//! did to it ([`Step`]); the scanner carries that out (ends the block, starts the next one).
+
+use std::collections::HashMap;
+
+use super::known::KnownLabels;
+use super::line::{strip_prefix, table_row};
+use super::{BlockEnd, BodyRow, ContextLine, MAX_LOOKAHEAD, MAX_NOISE_RUN, table};
+use crate::definition::{BlockSpec, Definition, TableSpec};
+use crate::input::Line;
+
+/// The definitions whose banner a line holds, and where the banner starts in it.
+pub(super) type Hit<'d> = (Vec<&'d Definition>, usize);
+
+/// A block being read, whatever its mode.
+pub(super) struct Open<'d> {
+    pub candidates: Vec<&'d Definition>,
+    /// The candidates' bits in a [`KnownLabels`] mask, and whether every candidate has one.
+    pub candidate_bits: (u64, bool),
+    pub banner: Line,
+    pub prefix: String,
+    pub body: Vec<Line>,
+    pub last_row_line: usize,
+    pub context: HashMap<String, ContextLine>,
+    pub notes: Vec<crate::report::Note>,
+}
+
+/// How the open block's lines are read.
+pub(super) enum Mode<'d> {
+    /// A printed block: `label: value` rows after a banner, up to a closing line.
+    Rows(Open<'d>, Rows),
+    /// Rows read from a Markdown table (`| label | value |`), which has neither banner nor
+    /// closing line.
+    Markdown(Open<'d>),
+    /// A block of a table format (`[block.table]`): its lines are kept as they are and turned
+    /// into rows ([`table::bodies`]) when it is over.
+    Grid(Open<'d>, Grid<'d>),
+}
+
+impl<'d> Mode<'d> {
+    pub fn open(&self) -> &Open<'d> {
+        match self {
+            Mode::Rows(open, _) | Mode::Markdown(open) | Mode::Grid(open, _) => open,
+        }
+    }
+}
+
+/// What a line did to the open block, for the scanner to carry out.
+pub(super) enum Step<'d> {
+    /// The block goes on.
+    Goes,
+    /// The block ended at this line.
+    Ends(BlockEnd),
+    /// The block ended before this line, which is read again as if no block were open.
+    EndsBefore(BlockEnd, Line, Option<Hit<'d>>),
+    /// The line is another block's banner: the open block ends, and the line starts the next.
+    NextBanner(BlockEnd, Line, Hit<'d>),
+    /// The block was cut off after its last rows; the line, if given, is read again afterwards.
+    CutOff(Option<(Line, Option<Hit<'d>>)>),
+}
+
+/// A printed block's progress.
+pub(super) struct Rows {
+    /// What reading each line of the body as it came found: its row, and which definitions know
+    /// its label (`None`: not a row), so that telling the definition apart at the end does not
+    /// read every line again. Used only while it stays beside the body line for line.
+    pub seen: Vec<Option<BodyRow>>,
+    /// Lines since the last known row or section header.
+    pub noise_run: usize,
+    /// Of those, the last ones in a row that are not rows in the block's format either.
+    non_rows: usize,
+    /// Where the values of the known rows start in their lines: `Some(Some(column))` while they
+    /// all start at the same one (the tools print their rows aligned), `Some(None)` once they do
+    /// not, `None` before the first.
+    value_column: Option<Option<usize>>,
+}
+
+impl Rows {
+    pub fn new(seen: Vec<Option<BodyRow>>) -> Rows {
+        Rows { seen, noise_run: 0, non_rows: 0, value_column: None }
+    }
+
+    /// Whether a row the definitions do not know has the shape of the block's own rows: its value
+    /// where theirs are (when they are aligned).
+    fn in_format(&self, row: &BodyRow) -> bool {
+        match self.value_column {
+            Some(Some(column)) => row.value.start == column,
+            _ => true,
+        }
+    }
+
+    /// Whether the block, past [`MAX_NOISE_RUN`] lines after its last known row, may still reach
+    /// its closing line: rows in its format keep coming, within [`MAX_LOOKAHEAD`] lines.
+    fn may_still_close(&self, open: &Open) -> bool {
+        self.non_rows < MAX_NOISE_RUN
+            && self.noise_run < MAX_LOOKAHEAD
+            && open.candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end.is_some()))
+    }
+
+    /// A line of a printed block: its closing line, a row, a section header, or noise (kept, but
+    /// a run of it after the last known row ends a block that lost its closing line).
+    pub fn read<'d>(
+        &mut self,
+        open: &mut Open<'d>,
+        known: &mut KnownLabels<'d>,
+        line: Line,
+        hit: Option<Hit<'d>>,
+    ) -> Step<'d> {
+        if let Some(hit) = hit {
+            if self.noise_run >= MAX_NOISE_RUN {
+                // Past its last rows, looking ahead for a closing line that did not come: the
+                // block was cut off there, and this banner starts the next.
+                return Step::CutOff(Some((line, Some(hit))));
+            }
+            // A new banner before the closing line: the open block was cut off.
+            return Step::NextBanner(BlockEnd::NextBanner(line.number), line, hit);
+        }
+        let text = strip_prefix(&line.text, &open.prefix);
+        let trimmed = text.trim_ascii();
+        if open.candidates.iter().any(|d| {
+            d.block
+                .as_ref()
+                .is_some_and(|b| b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed)))
+        }) {
+            open.last_row_line = line.number;
+            return Step::Ends(BlockEnd::Closed(line.number));
+        }
+        // A row counts as part of the block when a candidate knows its label; unknown rows are
+        // kept, but a run of them (with other lines) after the last known row ends a block
+        // that lost its closing line.
+        let seen = known.see(text);
+        // (A candidate past the mask's 64 definitions is asked itself.)
+        let (bits, all_have_bits) = open.candidate_bits;
+        let is_row = seen.as_ref().is_some_and(|s| {
+            s.known & bits != 0
+                || !all_have_bits && open.candidates.iter().any(|d| known.knows_in(s.known, d, &s.label))
+        });
+        let is_section = open.candidates.iter().any(|d| {
+            d.block.as_ref().is_some_and(|b| {
+                b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
+            })
+        });
+        let ends_after = is_row
+            && open.candidates.iter().any(|d| {
+                d.block
+                    .as_ref()
+                    .and_then(|b| b.end_after_label.as_ref())
+                    .is_some_and(|l| seen.as_ref().is_some_and(|s| *l == s.label))
+            });
+        if is_row || is_section {
+            self.noise_run = 0;
+            self.non_rows = 0;
+            open.last_row_line = line.number;
+            if let Some(s) = seen.as_ref().filter(|_| is_row) {
+                self.value_column = match self.value_column {
+                    None => Some(Some(s.value.start)),
+                    Some(Some(c)) if c != s.value.start => Some(None),
+                    same => same,
+                };
+            }
+        } else {
+            self.noise_run += 1;
+            match &seen {
+                Some(s) if self.in_format(s) => self.non_rows = 0,
+                _ => self.non_rows += 1,
+            }
+        }
+        let number = line.number;
+        let text = if open.prefix.is_empty() { line.text } else { text.to_string() };
+        open.body.push(Line { number, text, truncated: line.truncated });
+        self.seen.push(seen);
+        if ends_after {
+            return Step::Ends(BlockEnd::Closed(number));
+        }
+        if self.noise_run >= MAX_NOISE_RUN && !self.may_still_close(open) {
+            return Step::CutOff(None);
+        }
+        Step::Goes
+    }
+}
+
+/// A line of a Markdown table: a row goes on (the separator row is skipped); any other line ends
+/// the table and may itself start something.
+pub(super) fn read_markdown<'d>(open: &mut Open<'d>, line: Line, hit: Option<Hit<'d>>) -> Step<'d> {
+    let Some((label, value)) = table_row(&line.text) else {
+        return Step::EndsBefore(BlockEnd::Table(open.last_row_line), line, hit);
+    };
+    if !label.is_empty() {
+        open.body.push(Line { number: line.number, text: format!("{label}: {value}"), truncated: line.truncated });
+        open.last_row_line = line.number;
+    }
+    Step::Goes
+}
+
+/// A block of a table format: its definition, and the lines since its last table line.
+pub(super) struct Grid<'d> {
+    pub def: &'d Definition,
+    pub block: &'d BlockSpec,
+    spec: &'d TableSpec,
+    noise_run: usize,
+}
+
+impl<'d> Grid<'d> {
+    /// The grid of a table definition (`None`: not one).
+    pub fn of(def: &'d Definition) -> Option<Grid<'d>> {
+        let block = def.block.as_ref()?;
+        Some(Grid { def, block, spec: block.table.as_ref()?, noise_run: 0 })
+    }
+
+    /// A line while a table block is open: kept while it is a table line (or one of a few other
+    /// lines between tables); the block ends at its closing line, another format's banner, or
+    /// `max_noise` other lines.
+    pub fn read(&mut self, open: &mut Open<'d>, line: Line, hit: Option<Hit<'d>>) -> Step<'d> {
+        // Another format's banner ends the tables; a banner of theirs (a table title) does not.
+        if let Some(hit) = hit.filter(|(c, _)| !c.iter().any(|d| open.candidates.iter().any(|o| o.id == d.id))) {
+            let end = if self.block.end.is_some() {
+                BlockEnd::NextBanner(line.number)
+            } else {
+                BlockEnd::AfterTables(open.last_row_line)
+            };
+            return Step::NextBanner(end, line, hit);
+        }
+        let number = line.number;
+        let text = strip_prefix(&line.text, &open.prefix).to_string();
+        let trimmed = text.trim();
+        if self.block.end.as_ref().is_some_and(|e| e.is_match(trimmed)) {
+            open.last_row_line = number;
+            return Step::Ends(BlockEnd::Closed(number));
+        }
+        // A blank line neither ends the tables nor keeps them going.
+        let blank = trimmed.is_empty();
+        let is_table = !blank && table::is_table_line(self.def, self.spec, trimmed);
+        open.body.push(Line { number, text, truncated: line.truncated });
+        if blank {
+            return Step::Goes;
+        }
+        if is_table {
+            self.noise_run = 0;
+            open.last_row_line = number;
+            return Step::Goes;
+        }
+        self.noise_run += 1;
+        if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes }
+    }
+}

@@ -1,0 +1,638 @@
+//! The scanner: lines in, blocks out (see the [module documentation](super)).
+
+use std::collections::HashMap;
+
+use super::known::KnownLabels;
+use super::line::{has_escaped_newline, strip_prefix, table_row};
+use super::mode::{Grid, Hit, Mode, Open, Rows, Step, read_markdown};
+use super::prefilter::Literals;
+use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, args_dump, section_name, table};
+use crate::definition::{Definition, Definitions, Evidence};
+use crate::input::Line;
+use crate::lex::{normalize_label, split_row};
+
+/// Turns lines into blocks; see the module documentation.
+pub struct Scanner<'d> {
+    text_defs: Vec<&'d Definition>,
+    /// What the text definitions' banners and context labels contain, built once per set of
+    /// definitions ([`Definitions::literals`]): outside a block, a buffer is skipped up to the
+    /// first of them, and a line with none of them is not decoded.
+    literals: &'d Literals,
+    context: HashMap<String, ContextLine>,
+    open: Option<Mode<'d>>,
+    blocks: usize,
+    ready: std::collections::VecDeque<Block<'d>>,
+    /// A finished block whose variant prints a trailer: held until the trailer or other lines.
+    held: Option<Held<'d>>,
+    known: KnownLabels<'d>,
+}
+
+struct Held<'d> {
+    block: Block<'d>,
+    trailer: &'d crate::definition::TrailerSpec,
+    gap: usize,
+    /// Inside the trailer, after its banner.
+    open: bool,
+}
+
+impl<'d> Scanner<'d> {
+    pub fn new(defs: &'d Definitions) -> Scanner<'d> {
+        let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
+        Scanner {
+            known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
+            text_defs,
+            literals: defs.literals(),
+            context: HashMap::new(),
+            open: None,
+            blocks: 0,
+            ready: Default::default(),
+            held: None,
+        }
+    }
+
+    /// What a banner looks like, for the "nothing found" message.
+    pub fn looked_for(&self) -> String {
+        // One entry per banner pattern, naming every definition that shares it.
+        let mut by_banner: Vec<(&str, Vec<&str>)> = Vec::new();
+        for d in &self.text_defs {
+            let banner = d.block.as_ref().expect("text definition").banner.as_str();
+            match by_banner.iter_mut().find(|(b, _)| *b == banner) {
+                Some((_, ids)) => ids.push(&d.id),
+                None => by_banner.push((banner, vec![&d.id])),
+            }
+        }
+        by_banner.iter().map(|(b, ids)| format!("{b} ({})", ids.join(", "))).collect::<Vec<_>>().join("; ")
+    }
+
+    /// Whether every line is read now (inside a block, or with a block waiting for its trailer).
+    pub fn in_block(&self) -> bool {
+        self.open.is_some() || self.held.is_some()
+    }
+
+    /// Outside a block: where in `hay` (raw lines, from a line start) the first line that
+    /// [`Scanner::wants`] may want lies: at its first literal, or at a `|` that opens a line.
+    /// `None`: no line in `hay` is wanted.
+    pub fn first_wanted(&self, hay: &[u8]) -> Option<usize> {
+        if self.in_block() {
+            return Some(0);
+        }
+        let literal = self.literals.any.find(hay);
+        let before = &hay[..literal.unwrap_or(hay.len())];
+        // `wants` takes a line whose first byte after white space is `|` (`\n` and `\r` end lines).
+        let opens_line = |i: usize| {
+            before[..i]
+                .iter()
+                .rev()
+                .take_while(|b| !matches!(b, b'\n' | b'\r'))
+                .all(|b| matches!(b, b' ' | b'\t' | 0x0c))
+        };
+        memchr::memchr_iter(b'|', before).find(|&i| opens_line(i)).or(literal)
+    }
+
+    /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
+    /// trailer, every line does; outside, only banners, context labels and table rows.
+    pub fn wants(&self, raw: &[u8]) -> bool {
+        self.open.is_some()
+            || self.held.is_some()
+            || self.literals.any.is_match(raw)
+            || raw.trim_ascii_start().first() == Some(&b'|')
+    }
+
+    /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
+    pub fn push(&mut self, line: Line) {
+        let hit = self.banner_hits(&line.text);
+        let text = &line.text;
+        // (A table title or CSV header is never a flattened block.)
+        let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| {
+            c[0].block
+                .as_ref()
+                .filter(|b| b.table.is_none())
+                .and_then(|b| b.banner.find_at(text, *at))
+                .is_some_and(|m| !text[m.end()..].trim().is_empty())
+        });
+        let closing_with_rest = self.split_closing_rule(text).is_some();
+        let long_in_block = matches!(self.open, Some(Mode::Rows(..) | Mode::Markdown(_))) && text.len() > 80;
+        if !banner_with_rest && !closing_with_rest && !long_in_block && !has_escaped_newline(text) {
+            self.push_one(line, hit);
+            return;
+        }
+        for piece in self.unflatten(line) {
+            let hit = self.banner_hits(&piece.text);
+            self.push_one(piece, hit);
+        }
+    }
+
+    /// The next completed block, in input order.
+    pub fn pop(&mut self) -> Option<Block<'d>> {
+        self.ready.pop_front()
+    }
+
+    /// The input ended: a block that was still open is complete too.
+    pub fn finish(&mut self) {
+        // A block looking ahead for its closing line (see `MAX_LOOKAHEAD`) was cut off where its
+        // rows ended; the lines after it are read again, and may open a block of their own.
+        while matches!(&self.open, Some(Mode::Rows(_, rows)) if rows.noise_run >= MAX_NOISE_RUN) {
+            self.cut_off();
+        }
+        if let Some(open) = self.open.take() {
+            let end = match &open {
+                Mode::Grid(o, grid) if grid.block.end.is_none() => BlockEnd::AfterTables(o.last_row_line),
+                Mode::Markdown(o) => BlockEnd::Table(o.last_row_line),
+                _ => BlockEnd::EndOfInput,
+            };
+            self.finish_block(open, end);
+        }
+        self.release();
+    }
+
+    /// The open block was cut off: it ends after its last row, and the lines after that belong to
+    /// what follows.
+    fn cut_off(&mut self) {
+        match self.open.take() {
+            Some(Mode::Rows(open, rows)) => self.cut_off_rows(open, rows),
+            Some(Mode::Grid(mut open, _)) => {
+                // The lines after the last table line are read as context.
+                let keep = open.body.iter().rposition(|l| l.number == open.last_row_line).map_or(0, |i| i + 1);
+                let after: Vec<Line> = open.body.split_off(keep);
+                let last = open.last_row_line;
+                self.finish_grid(open, BlockEnd::AfterTables(last));
+                for l in &after {
+                    self.note_context(l);
+                }
+            }
+            // (A Markdown table ends at its first line that is not a row: it is not cut off.)
+            Some(markdown @ Mode::Markdown(_)) => self.open = Some(markdown),
+            None => {}
+        }
+    }
+
+    /// A printed block ends as cut off after its last known row ([`BlockEnd::Noise`]). The
+    /// [`MAX_NOISE_RUN`] lines after that row belong to what follows (the next run's preamble,
+    /// perhaps); lines read past them, while looking ahead for a closing line, are read again as
+    /// they would have been had the block ended there.
+    fn cut_off_rows(&mut self, mut open: Open<'d>, mut rows: Rows) {
+        let keep = open.body.len() - rows.noise_run;
+        let mut after: Vec<Line> = open.body.split_off(keep);
+        rows.seen.truncate(keep);
+        self.finish_rows(open, rows.seen, BlockEnd::Noise);
+        let again = after.split_off(after.len().min(MAX_NOISE_RUN));
+        for l in &after {
+            self.note_context(l);
+        }
+        for l in again {
+            let hit = self.banner_hits(&l.text);
+            self.push_one(l, hit);
+        }
+    }
+
+    fn release(&mut self) {
+        if let Some(h) = self.held.take() {
+            self.ready.push_back(h.block);
+        }
+    }
+
+    /// A line while a block waits for its trailer: taken into the trailer, or counted as a gap.
+    /// Returns whether the line was used.
+    fn feed_held(&mut self, line: &Line) -> bool {
+        let Some(h) = self.held.as_mut() else { return false };
+        let trimmed = line.text.trim();
+        if h.open {
+            if h.trailer.end.is_match(trimmed) {
+                h.block.last_line = line.number;
+                self.release();
+                return true;
+            }
+            // Plain rules inside the trailer separate its groups; its rows stay in its section.
+            let text = if trimmed.chars().all(|c| c == '-') && !trimmed.is_empty() {
+                format!("--- {} ---", h.trailer.section)
+            } else {
+                line.text.clone()
+            };
+            h.block.rows.push(self.known.see(&text));
+            h.block.body.push(Line { number: line.number, text, truncated: line.truncated });
+            h.block.last_line = line.number;
+            return true;
+        }
+        if h.trailer.banner.is_match(trimmed) {
+            h.open = true;
+            let text = format!("--- {} ---", h.trailer.section);
+            h.block.rows.push(self.known.see(&text));
+            h.block.body.push(Line { number: line.number, text, truncated: false });
+            return true;
+        }
+        if !trimmed.is_empty() {
+            h.gap += 1;
+        }
+        if h.gap > h.trailer.max_gap || self.banner_hits(&line.text).is_some() {
+            self.release();
+        }
+        false
+    }
+
+    /// Pasted text sometimes lost its line breaks: escaped (`\n` in a JSON log line) or replaced
+    /// by spaces (a block on one line). Such a line is cut back into lines, at the labels the
+    /// candidate definitions know.
+    fn unflatten(&self, line: Line) -> Vec<Line> {
+        let relevant = |text: &str| self.open.is_some() || self.banner_hits(text).is_some();
+        let mut pieces = vec![line];
+        if has_escaped_newline(&pieces[0].text) && relevant(&pieces[0].text) {
+            let l = pieces.remove(0);
+            let unescaped = l.text.replace("\\r\\n", "\\n").replace("\\t", "\t").replace("\\\"", "\"");
+            pieces = unescaped
+                .split("\\n")
+                .map(|t| Line { number: l.number, text: t.to_string(), truncated: l.truncated })
+                .collect();
+        }
+        let mut out = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            let defs: Vec<&Definition> = match (&self.open, self.banner_hits(&piece.text)) {
+                (_, Some((c, _))) => c,
+                (Some(open), None) => open.open().candidates.clone(),
+                (None, None) => {
+                    out.push(piece);
+                    continue;
+                }
+            };
+            // A banner with text after it, or a long line with more than one known label.
+            let banner_end = self
+                .banner_hits(&piece.text)
+                .and_then(|(c, at)| c[0].block.as_ref()?.banner.find_at(&piece.text, at).map(|m| m.end()));
+            let rest_from = match banner_end {
+                Some(end) if !piece.text[end..].trim().is_empty() => Some(end),
+                Some(_) => None,
+                None if piece.text.len() > 80 => Some(0),
+                None => None,
+            };
+            let Some(from) = rest_from else {
+                out.push(piece);
+                continue;
+            };
+            let cuts: Vec<usize> =
+                defs.iter().flat_map(|d| d.row_starts(&piece.text[from..])).map(|c| c + from).collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| *c >= from).collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            if banner_end.is_none() && cuts.len() < 2 {
+                out.push(piece);
+                continue;
+            }
+            let mut starts = vec![0];
+            starts.extend(cuts.into_iter().filter(|c| *c > 0));
+            if let Some(end) = banner_end {
+                if !starts.contains(&end) {
+                    starts.push(end);
+                    starts.sort_unstable();
+                }
+            }
+            for (i, start) in starts.iter().enumerate() {
+                let end = starts.get(i + 1).copied().unwrap_or(piece.text.len());
+                let text = piece.text[*start..end].trim();
+                if !text.is_empty() {
+                    out.push(Line { number: piece.number, text: text.to_string(), truncated: piece.truncated });
+                }
+            }
+        }
+        out.into_iter()
+            .flat_map(|p| match self.split_closing_rule(&p.text) {
+                Some((rule, rest)) => vec![
+                    Line { number: p.number, text: rule.to_string(), truncated: p.truncated },
+                    Line { number: p.number, text: rest.to_string(), truncated: p.truncated },
+                ],
+                None => vec![p],
+            })
+            .collect()
+    }
+
+    /// A closing line with text glued after it (`=====..."}` in an escaped log, `===== (pasted)`):
+    /// the rule and the text, when the rule alone is some definition's block `end`. A rule is a run
+    /// of ten or more of one character; a banner, which has the run's character on both sides of
+    /// its title, is not one.
+    fn split_closing_rule<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
+        // (A row, the usual line, starts with a letter: answered from its first byte.)
+        if text.trim_ascii_start().as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+            return None;
+        }
+        let t = text.trim();
+        let c = t.chars().next().filter(|c| !c.is_alphanumeric())?;
+        let after = t.trim_start_matches(c);
+        let (rule, rest) = (&t[..t.len() - after.len()], after.trim());
+        let banner_like = rest.chars().rev().take(3).filter(|x| *x == c).count() == 3;
+        if rule.chars().count() < 10 || rest.is_empty() || banner_like {
+            return None;
+        }
+        let closes = self.text_defs.iter().filter_map(|d| d.block.as_ref()?.end.as_ref()).any(|end| end.is_match(rule));
+        closes.then_some((rule, rest))
+    }
+
+    fn push_one(&mut self, line: Line, hit: Option<Hit<'d>>) {
+        if self.feed_held(&line) {
+            return;
+        }
+        let step = match &mut self.open {
+            None => return self.outside(line, hit),
+            Some(Mode::Rows(open, rows)) => rows.read(open, &mut self.known, line, hit),
+            Some(Mode::Markdown(open)) => read_markdown(open, line, hit),
+            Some(Mode::Grid(open, grid)) => grid.read(open, line, hit),
+        };
+        match step {
+            Step::Goes => {}
+            Step::Ends(end) => self.end_open(end),
+            Step::EndsBefore(end, line, hit) => {
+                self.end_open(end);
+                self.outside(line, hit);
+            }
+            Step::NextBanner(end, line, (candidates, at)) => {
+                let done = self.open.take();
+                self.start(line, candidates, at);
+                if let Some(done) = done {
+                    self.finish_block(done, end);
+                }
+            }
+            Step::CutOff(again) => {
+                self.cut_off();
+                if let Some((line, hit)) = again {
+                    self.push_one(line, hit);
+                }
+            }
+        }
+    }
+
+    /// A line outside a block: a banner starts one, a Markdown table row of a label some
+    /// definition knows starts a table, and any other line may be context.
+    fn outside(&mut self, line: Line, hit: Option<Hit<'d>>) {
+        if let Some((candidates, at)) = hit {
+            self.start(line, candidates, at);
+            return;
+        }
+        if let Some((label, value)) = table_row(&line.text) {
+            let key = format!("{label}:");
+            let candidates: Vec<&'d Definition> =
+                self.text_defs.iter().copied().filter(|d| d.knows_label(&normalize_label(&key))).collect();
+            if !candidates.is_empty() {
+                let number = line.number;
+                self.open = Some(Mode::Markdown(Open {
+                    candidate_bits: self.known.bits_of(&candidates),
+                    candidates,
+                    banner: line.clone(),
+                    prefix: String::new(),
+                    body: vec![Line { number, text: format!("{label}: {value}"), truncated: line.truncated }],
+                    last_row_line: number,
+                    context: std::mem::take(&mut self.context),
+                    notes: Vec::new(),
+                }));
+                return;
+            }
+        }
+        self.note_context(&line);
+    }
+
+    /// The open block ends.
+    fn end_open(&mut self, end: BlockEnd) {
+        if let Some(done) = self.open.take() {
+            self.finish_block(done, end);
+        }
+    }
+    fn banner_hits(&self, text: &str) -> Option<(Vec<&'d Definition>, usize)> {
+        if !self.literals.banners.is_match(text) {
+            return None;
+        }
+        let mut at = None;
+        let mut hits = Vec::new();
+        // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
+        let mut asked: Option<(&str, Option<usize>)> = None;
+        for (d, needles) in self.text_defs.iter().zip(&self.literals.banner) {
+            if !needles.found_in(text) {
+                continue;
+            }
+            let banner = &d.block.as_ref().expect("text definition").banner;
+            let start = match asked {
+                Some((pattern, start)) if pattern == banner.as_str() => start,
+                _ => {
+                    let start = banner.find(text).map(|m| m.start());
+                    asked = Some((banner.as_str(), start));
+                    start
+                }
+            };
+            if let Some(start) = start {
+                at.get_or_insert(start);
+                hits.push(*d);
+            }
+        }
+        at.map(|at| (hits, at))
+    }
+
+    fn note_context(&mut self, line: &Line) {
+        if !self.literals.args_requires.is_empty() && line.text.contains(crate::definition::ARGS_DUMP) {
+            self.note_args(line);
+            return;
+        }
+        if self.literals.context_labels.is_empty() || !line.text.contains(':') {
+            return;
+        }
+        if let Some(row) = split_row(&line.text) {
+            let label = normalize_label(row.label);
+            if self.literals.context_labels.contains(&label) {
+                self.context
+                    .insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
+            }
+        }
+    }
+
+    /// An argument dump: each argument a definition reads, as a context line `args.NAME:`, when
+    /// the dump names every argument some definition `requires` (else it is another program's).
+    fn note_args(&mut self, line: &Line) {
+        let Some(args) = args_dump(&line.text) else { return };
+        let names: Vec<&str> = args.iter().map(|(n, _)| *n).collect();
+        if !self.literals.args_requires.iter().any(|req| req.iter().all(|r| names.contains(&r.as_str()))) {
+            return;
+        }
+        for (name, value) in args {
+            let label = crate::definition::arg_label(name);
+            if self.literals.context_labels.contains(&label) {
+                self.context.insert(label.clone(), ContextLine { line: line.number, label, value });
+            }
+        }
+    }
+
+    fn start(&mut self, line: Line, candidates: Vec<&'d Definition>, at: usize) {
+        // Indentation or quoting before the banner (`  `, `> `) is removed from every block line;
+        // anything else before it (a pasted code fence) is not repeated on later lines.
+        let before = &line.text[..at];
+        let prefix =
+            if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
+        let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
+        let grid = candidates.iter().copied().find_map(Grid::of);
+        // Room for a usual block's lines (about 40), so that it is not regrown line by line.
+        let mut body = Vec::with_capacity(48);
+        let mut seen = Vec::with_capacity(48);
+        if banner_is_row || grid.is_some() {
+            body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
+            seen.push(self.known.see(&line.text[at..]));
+        }
+        let number = line.number;
+        let candidates: Vec<&'d Definition> = if grid.is_some() {
+            candidates.into_iter().filter(|d| d.block.as_ref().is_some_and(|b| b.table.is_some())).collect()
+        } else {
+            candidates
+        };
+        let open = Open {
+            candidate_bits: self.known.bits_of(&candidates),
+            candidates,
+            banner: line,
+            prefix,
+            body,
+            last_row_line: number,
+            context: std::mem::take(&mut self.context),
+            notes: Vec::new(),
+        };
+        self.open = Some(match grid {
+            Some(grid) => Mode::Grid(open, grid),
+            None => Mode::Rows(open, Rows::new(seen)),
+        });
+    }
+
+    fn finish_block(&mut self, done: Mode<'d>, end: BlockEnd) {
+        match done {
+            Mode::Rows(open, rows) => self.finish_rows(open, rows.seen, end),
+            // (Table rows are read again at the end.)
+            Mode::Markdown(open) => self.finish_rows(open, Vec::new(), end),
+            Mode::Grid(open, _) => self.finish_grid(open, end),
+        }
+    }
+
+    /// A table block: its cells become rows, in one run or (one run per table row) several.
+    fn finish_grid(&mut self, mut open: Open<'d>, end: BlockEnd) {
+        self.release();
+        // Of the table formats whose banner matched, the one that knows the most of its rows.
+        let lines = std::mem::take(&mut open.body);
+        let mut best: Option<(&'d Definition, Vec<table::Body>, usize)> = None;
+        for d in open.candidates.iter().copied() {
+            let Some(spec) = d.block.as_ref().and_then(|b| b.table.as_ref()) else { continue };
+            let bodies = table::bodies(d, spec, &lines);
+            let n = bodies
+                .iter()
+                .flat_map(|b| &b.lines)
+                .filter(|l| self.known.see(&l.text).is_some_and(|r| self.known.knows_in(r.known, d, &r.label)))
+                .count();
+            if best.as_ref().is_none_or(|(_, _, m)| n > *m) {
+                best = Some((d, bodies, n));
+            }
+        }
+        let Some((def, bodies, _)) = best else { return };
+        for b in bodies {
+            // Tables without a closing line end with the last table that had rows.
+            let last_row_line = match end {
+                BlockEnd::AfterTables(_) | BlockEnd::EndOfInput => b.last_line.unwrap_or(open.last_row_line),
+                _ => open.last_row_line,
+            };
+            let one = Open {
+                body: b.lines,
+                notes: b.notes,
+                last_row_line,
+                context: open.context.clone(),
+                banner: open.banner.clone(),
+                prefix: open.prefix.clone(),
+                candidates: vec![def],
+                candidate_bits: self.known.bits_of(&[def]),
+            };
+            self.finish_rows(one, Vec::new(), end);
+        }
+    }
+
+    /// A block of rows (`seen`: the rows as they were read line by line, if they were): which
+    /// definition read it, and whether it waits for a trailer.
+    fn finish_rows(&mut self, open: Open<'d>, seen: Vec<Option<BodyRow>>, end: BlockEnd) {
+        self.release();
+        let Some(block) = self.classify_block(open, seen, end) else { return };
+        let trailer = match (block.end, block.variant) {
+            (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.contains(&v.id)),
+            _ => None,
+        };
+        match trailer {
+            Some(trailer) => self.held = Some(Held { block, trailer, gap: 0, open: false }),
+            None => self.ready.push_back(block),
+        }
+    }
+
+    fn classify_block(&mut self, open: Open<'d>, mut seen: Vec<Option<BodyRow>>, end: BlockEnd) -> Option<Block<'d>> {
+        let mut labels = Vec::with_capacity(open.body.len());
+        let mut masks = Vec::with_capacity(open.body.len());
+        let mut sections = Vec::new();
+        // The rows as they were seen line by line, or (a block of table rows) read now.
+        if seen.len() != open.body.len() {
+            seen = open.body.iter().map(|l| self.known.see(&l.text)).collect();
+        }
+        for (l, row) in open.body.iter().zip(&seen) {
+            if let Some(row) = row {
+                labels.push(row.label.as_str());
+                masks.push(row.known);
+            } else if let Some(name) = open.candidates.iter().find_map(|d| section_name(d, crate::lex::trim(&l.text))) {
+                sections.push(name);
+            }
+        }
+        // The definition that knows the most labels no other candidate knows (lines before the
+        // banner that it reads as context count too), then the most labels; on a tie, the first.
+        // (An argument dump does not vote: the tools share argument names.)
+        let context_labels_seen: Vec<&String> = open.context.keys().filter(|l| !l.starts_with("args.")).collect();
+        // Which candidates know each label, worked out once.
+        // One flat table, a row of candidates per label (not a Vec per label).
+        let n = open.candidates.len();
+        let mut table = Vec::with_capacity(labels.len() * n);
+        let bits: Vec<Option<usize>> = open.candidates.iter().map(|d| self.known.bit(d)).collect();
+        for (l, mask) in labels.iter().zip(&masks) {
+            for (d, bit) in open.candidates.iter().zip(&bits) {
+                table.push(KnownLabels::knows_at(*mask, *bit, d, l));
+            }
+        }
+        let knowers = || table.chunks_exact(n.max(1));
+        let scored: Vec<(&Definition, (usize, usize))> = open
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let known = knowers().filter(|k| k[i]).count();
+                let unique = knowers().filter(|k| k[i] && k.iter().filter(|x| **x).count() == 1).count();
+                let context = context_labels_seen.iter().filter(|l| d.context_spec(l).is_some()).count();
+                (*d, (unique + context, known))
+            })
+            .collect();
+        let best = scored.iter().fold(None::<(&Definition, (usize, usize))>, |acc, (d, s)| match acc {
+            Some((_, a)) if a >= *s => acc,
+            _ => Some((*d, *s)),
+        })?;
+        if best.1.1 == 0 {
+            // A banner with no row any definition knows: some other program's output.
+            return None;
+        }
+        let ambiguous_with: Vec<&str> =
+            scored.iter().filter(|(d, s)| d.id != best.0.id && *s == best.1).map(|(d, _)| d.id.as_str()).collect();
+        let definition = best.0;
+        let context: Vec<ContextLine> =
+            open.context.into_values().filter(|c| definition.context_spec(&c.label).is_some()).collect();
+        let context_labels: Vec<String> = context.iter().map(|c| c.label.clone()).collect();
+        let banner_text = strip_prefix(&open.banner.text, &open.prefix).trim();
+        let banner_width = definition
+            .block
+            .as_ref()
+            .and_then(|b| b.banner.find(banner_text))
+            .map_or(0, |m| m.as_str().chars().count());
+        let evidence = Evidence { labels: &labels, sections: &sections, banner_width, context_labels: &context_labels };
+        let variant = definition.variants.iter().find(|v| v.matches(&evidence));
+        let mut context = context;
+        context.sort_by(|a, b| (a.line, &a.label).cmp(&(b.line, &b.label)));
+        self.blocks += 1;
+        Some(Block {
+            definition,
+            variant,
+            index: self.blocks,
+            banner: open.banner,
+            body: open.body,
+            rows: seen,
+            end,
+            last_line: open.last_row_line,
+            context,
+            ambiguous_with,
+            notes: open.notes,
+        })
+    }
+}
