@@ -5,8 +5,9 @@
 //! The public API is this page: [`normalize_str`], [`normalize`] (a reader) and [`normalize_file`];
 //! the [`Options`] ([`Definitions`], [`Policy`], [`Tolerances`]) and the [`Sink`] runs go to; the
 //! report's types ([`Run`], [`Report`], module [`report`]); writing a report in a format
-//! ([`emit`], [`llmd`]); judging runs on service-level objectives ([`objectives`]); sweeps
-//! summarized ([`sweep`]) and plotted ([`plot`]); [`Error`] and its [`ExitCode`].
+//! ([`emit`], [`llmd`]); judging runs on service-level objectives ([`objectives`]); comparing
+//! configurations ([`compare`]); sweeps summarized ([`sweep`]) and plotted ([`plot`]); [`Error`]
+//! and its [`ExitCode`].
 //!
 //! Inside, the data path is one module per stage, each feeding the next:
 //!
@@ -34,6 +35,7 @@
 mod canonical;
 pub mod check;
 pub mod client;
+pub mod compare;
 mod definition;
 mod derive;
 pub mod detect;

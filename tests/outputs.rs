@@ -30,8 +30,10 @@ fn every_snapshot_validates_against_the_schema() {
     let mut checked = 0;
     for entry in std::fs::read_dir(common::samples_dir().parent().unwrap().join("snapshots")).unwrap() {
         let path = entry.unwrap().path();
-        // Reports only: other commands' outputs (`sweep@...`) have snapshots of their own there.
-        if !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("sample@")) {
+        // Reports only: the samples' (`sample@...`) and the reports judged on objectives
+        // (`objectives@...`); other commands' outputs (sweep, compare) are no report.
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if !(name.starts_with("sample@") || name.starts_with("objectives@")) {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();

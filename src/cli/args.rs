@@ -82,6 +82,12 @@ pub(crate) enum Command {
         #[arg(long, short = 'o', value_name = "PATH")]
         output: PathBuf,
     },
+    /// Compare configurations: `bench-normalize compare BASELINE OTHER...`, each a file or a
+    /// directory of results. Runs are lined up by workload (concurrency, rate, input and output
+    /// lengths, model); per pair, derived TPOT, per-user decode rate, output throughput, TTFT
+    /// p50/p99, E2E mean/p50 and ITL side by side with ratios to the baseline. A figure whose
+    /// meaning differs between the two sides is refused or warned, with the reason (docs/compare.md).
+    Compare(CompareArgs),
     /// Print the JSON Schema of the canonical report.
     Schema,
     /// List the parser definitions: tool, formats, variants, detection markers.
@@ -120,6 +126,31 @@ pub(crate) struct SweepArgs {
     pub(crate) parsers: Option<PathBuf>,
 }
 
+#[derive(Args, Debug)]
+pub(crate) struct CompareArgs {
+    /// The baseline configuration: a log, result file or report, or a directory of them.
+    pub(crate) baseline: PathBuf,
+    /// The configurations compared with the baseline, each a file or a directory.
+    #[arg(required = true)]
+    pub(crate) others: Vec<PathBuf>,
+    /// Output format: a table for people, Markdown for a pull request, JSON (docs/compare.md).
+    #[arg(long, short = 'f', value_enum, default_value_t = CompareFormat::Table)]
+    pub(crate) format: CompareFormat,
+    /// The workload fields runs are lined up by, comma-separated: concurrency, rate, input,
+    /// output, model (drop one to compare runs that differ in it, e.g. two models).
+    #[arg(long, value_name = "FIELDS", default_value = "concurrency,rate,input,output,model")]
+    pub(crate) key: String,
+    /// Failed warnings reject a run too (its figures are then left out).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder. Default: $BENCH_NORMALIZE_PARSERS.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GroupByArg {
     Workload,
@@ -131,6 +162,16 @@ pub(crate) enum SweepFormat {
     Table,
     Json,
     Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CompareFormat {
+    /// Per workload, the two sides side by side with ratios and notes
+    Table,
+    /// The same as a Markdown table, for pasting into a pull request
+    Markdown,
+    /// The whole comparison (docs/compare.md)
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

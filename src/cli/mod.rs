@@ -7,6 +7,7 @@
 //! second thread per input, runs rendered there) without that machinery being public API.
 
 mod args;
+mod compare;
 mod diagnostics;
 mod inputs;
 mod output;
@@ -43,6 +44,7 @@ pub(crate) fn main() -> i32 {
         }
         Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
         Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
+        Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
         Some(Command::Schema) => return print_schema() as i32,
         Some(Command::Parsers { format, parsers }) => return list_parsers(format, parsers) as i32,
         Some(Command::Completions { shell }) => {
