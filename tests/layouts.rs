@@ -142,3 +142,40 @@ proptest! {
         holds_llmperf_truth(&runs[0], &truth);
     }
 }
+
+/// guidellm 0.2.x console (`Benchmarks Info` / `Benchmarks Stats`, cells between bars with no
+/// outer border): one run per benchmark row, its figures as printed; the request latency printed
+/// in seconds under a `(ms)` header is not read (no E2E from the table), and every run says so.
+#[test]
+fn guidellm_0_2_sweep_console() {
+    let (text, truth) = paste("guidellm-0.2-sweep-granite");
+    let runs = read(&text);
+    assert_eq!(runs.len() as u64, truth["runs"].as_u64().unwrap());
+    for (strategy, want) in truth["rows"].as_object().unwrap() {
+        let run = runs
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .find(|r| r["workload"]["strategy"] == *strategy)
+            .unwrap_or_else(|| panic!("no run for {strategy}"));
+        assert_eq!(run["source"]["parser"], "guidellm-console-0.2");
+        let num = |p: &str| run.pointer(p).and_then(|v| v.as_f64());
+        for (key, w) in want.as_object().unwrap() {
+            let w = w.as_f64().unwrap();
+            let path = match key.as_str() {
+                "duration_s" | "successful_requests" | "output_tokens" => format!("/totals/{key}"),
+                "request_per_s" => "/reported/request_per_s".into(),
+                "ttft_ms_mean" => "/reported/ttft_ms/mean".into(),
+                "ttft_ms_p99" => "/reported/ttft_ms/p99".into(),
+                // guidellm's ITL is a TPOT; its TPOT includes the TTFT.
+                "itl_ms_mean" => "/reported/tpot_ms/mean".into(),
+                "tpot_ms_mean" => "/reported/latency_per_output_token_ms/mean".into(),
+                "tpot_ms_p99" => "/reported/latency_per_output_token_ms/p99".into(),
+                other => panic!("unknown key {other}"),
+            };
+            close(num(&path), w, &format!("{strategy} {key}"));
+        }
+        assert!(run.pointer("/reported/e2e_ms").is_none(), "{strategy}: the (ms) request latency is in s");
+        let notes = run["notes"].as_array().unwrap();
+        assert!(notes.iter().any(|n| n["code"] == "variant-0.2"), "{strategy}: the misprint is said");
+    }
+}

@@ -546,7 +546,7 @@ mod tests {
         let e = err(&format!("{HEAD}[block.table]\ncells = \"boxes\"\nrows = \"metrics\"\n"));
         assert!(
             e.starts_with("t.toml:9:9: ")
-                && e.contains("unknown variant `boxes`, expected one of `ruled`, `csv`, `aligned`"),
+                && e.contains("unknown variant `boxes`, expected one of `ruled`, `bars`, `csv`, `aligned`"),
             "{e}"
         );
     }

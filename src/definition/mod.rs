@@ -283,6 +283,9 @@ pub enum CellStyle {
     /// Cells between `|`, `│`, `┃` or `║`; rules are made of box-drawing characters or `-=+:|`.
     /// A header cell with nothing between its bars continues the cell on its left (a span).
     Ruled,
+    /// Cells between `|` with no outer border (`  synchronous|   0.23|  1.00`, guidellm 0.2):
+    /// as `ruled`, but a line is a table line when it holds a bar anywhere, not only first.
+    Bars,
     /// Comma-separated values.
     Csv,
     /// Columns aligned by spaces, cut where the dash runs of the rule under the header are.
