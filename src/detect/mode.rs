@@ -74,11 +74,13 @@ pub(super) struct Rows {
     /// all start at the same one (the tools print their rows aligned), `Some(None)` once they do
     /// not, `None` before the first.
     value_column: Option<Option<usize>>,
+    /// The stat group open (`[block.groups]`): the name its header line gave.
+    group: Option<String>,
 }
 
 impl Rows {
     pub fn new(seen: Vec<Option<BodyRow>>) -> Rows {
-        Rows { seen, noise_run: 0, non_rows: 0, value_column: None }
+        Rows { seen, noise_run: 0, non_rows: 0, value_column: None, group: None }
     }
 
     /// Whether a row the definitions do not know has the shape of the block's own rows: its value
@@ -126,6 +128,10 @@ impl Rows {
             open.last_row_line = line.number;
             return Step::Ends(BlockEnd::Closed(line.number));
         }
+        // A stat group's header names the figure; its `key = value` lines are read as the rows
+        // `<name> <key>: <value>` (`[block.groups]`).
+        let (grouped, is_group_header) = self.group_line(open, trimmed);
+        let text: &str = grouped.as_deref().unwrap_or(text);
         // A row counts as part of the block when a candidate knows its label; unknown rows are
         // kept, but a run of them (with other lines) after the last known row ends a block
         // that lost its closing line.
@@ -141,6 +147,10 @@ impl Rows {
                 b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
             })
         });
+        if is_row && grouped.is_none() {
+            // A known `label: value` row closes the stat group above it.
+            self.group = None;
+        }
         let ends_after = is_row
             && open.candidates.iter().any(|d| {
                 d.block
@@ -148,7 +158,7 @@ impl Rows {
                     .and_then(|b| b.end_after_label.as_ref())
                     .is_some_and(|l| seen.as_ref().is_some_and(|s| *l == s.label))
             });
-        if is_row || is_section {
+        if is_row || is_section || is_group_header {
             self.noise_run = 0;
             self.non_rows = 0;
             open.last_row_line = line.number;
@@ -167,7 +177,7 @@ impl Rows {
             }
         }
         let number = line.number;
-        let text = if open.prefix.is_empty() { line.text } else { text.to_string() };
+        let text = if open.prefix.is_empty() && grouped.is_none() { line.text } else { text.to_string() };
         open.body.push(Line { number, text, truncated: line.truncated });
         self.seen.push(seen);
         if ends_after {
@@ -177,6 +187,21 @@ impl Rows {
             return Step::CutOff(None);
         }
         Step::Goes
+    }
+}
+
+impl Rows {
+    /// A line of a block with stat groups: `(Some(row), false)` for a statistic line of the open
+    /// group, rewritten as its row; `(None, true)` for a group header (which opens its group).
+    fn group_line(&mut self, open: &Open, trimmed: &str) -> (Option<String>, bool) {
+        let Some(groups) = open.candidates.iter().find_map(|d| d.block.as_ref().and_then(|b| b.groups.as_ref())) else {
+            return (None, false);
+        };
+        if let Some(name) = groups.header_name(trimmed) {
+            self.group = Some(name);
+            return (None, true);
+        }
+        (self.group.as_deref().and_then(|name| groups.row_text(name, trimmed)), false)
     }
 }
 
