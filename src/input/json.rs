@@ -19,6 +19,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+pub mod embedded;
 mod fast;
 mod keep;
 pub mod units;

@@ -64,6 +64,11 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
+    /// The reader read from.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     /// The next line, as raw bytes.
     pub fn next_raw(&mut self) -> Option<io::Result<RawLine<'_>>> {
         if self.lent > 0 {
