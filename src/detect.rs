@@ -21,6 +21,7 @@ mod classify;
 mod known;
 mod line;
 mod mode;
+mod prefix;
 mod scan;
 mod table;
 
