@@ -147,6 +147,9 @@ impl Rows {
         };
         // A learned prefix is stripped where what remains is the closing line, a known row, a row
         // in the block's own aligned format, or a section header; any other line is read whole.
+        // (Such a line with the prefix is another line of the same stream: whether it is a row in
+        // the block's format is told from what follows the prefix, as it would be without one.)
+        let mut prefixed_other: Option<Option<BodyRow>> = None;
         let stripped = match open.prefix.shape().and_then(|s| s.strip(&line.text)) {
             Some(rest) => {
                 let trimmed = rest.trim_ascii();
@@ -158,7 +161,12 @@ impl Rows {
                         (self.value_column, &seen),
                         (Some(Some(c)), Some(s)) if s.value.start == c
                     );
-                    (known_row(known, &seen) || aligned || sectioned(trimmed)).then_some((rest, seen, false))
+                    if known_row(known, &seen) || aligned || sectioned(trimmed) {
+                        Some((rest, seen, false))
+                    } else {
+                        prefixed_other = Some(seen);
+                        None
+                    }
                 }
             }
             None => None,
@@ -169,6 +177,7 @@ impl Rows {
                 return Step::Ends(BlockEnd::Closed(line.number));
             }
             Some((rest, seen, false)) => (rest, seen),
+            None if prefixed_other.is_some() => (line.text.as_str(), None),
             None => {
                 let text = open.prefix.unquote(&line.text);
                 if closes(text.trim_ascii()) {
@@ -201,7 +210,7 @@ impl Rows {
             }
         } else {
             self.noise_run += 1;
-            match &seen {
+            match prefixed_other.as_ref().unwrap_or(&seen) {
                 Some(s) if self.in_format(s) => self.non_rows = 0,
                 _ => self.non_rows += 1,
             }
@@ -262,15 +271,21 @@ impl<'d> Grid<'d> {
             return Step::NextBanner(end, line, hit);
         }
         let number = line.number;
-        let end = self.block.end.as_ref();
-        let (def, spec) = (self.def, self.spec);
-        let text = open
-            .prefix
-            .strip(&line.text, |rest| {
-                let t = rest.trim();
-                !t.is_empty() && (end.is_some_and(|e| e.is_match(t)) || table::is_table_line(def, spec, t))
-            })
-            .to_string();
+        // A line with the block's prefix is read without it, table line or not: the tables are
+        // read again from these lines at the end, where another line of the same stream must not
+        // pass for a table line by its prefix (`May  1 ...` has a run of spaces). A table is printed
+        // by one process: behind a learned prefix, a line without it is another process's (whose
+        // own prefix may be padded like a table line, `server-1   | ...`), noise left out.
+        let text = match open.prefix.shape() {
+            Some(shape) => match shape.strip(&line.text) {
+                Some(rest) => rest.to_string(),
+                None => {
+                    self.noise_run += 1;
+                    return if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes };
+                }
+            },
+            None => open.prefix.unquote(&line.text).to_string(),
+        };
         let trimmed = text.trim();
         if self.block.end.as_ref().is_some_and(|e| e.is_match(trimmed)) {
             open.last_row_line = number;
