@@ -403,6 +403,18 @@ impl<'d> Scanner<'d> {
         if !self.literals.banners.is_match(text) {
             return None;
         }
+        // A banner where its pattern finds it; else (no banner found so) an anchored one after a
+        // prefix: a banner that starts mid-line (`NVIDIA GenAI-Perf | LLM Metrics`) is not another
+        // format's anchored banner behind a prefix (`LLM Metrics`).
+        self.banner_hits_by(text, |banner, text| banner.find(text).map(|m| m.start()))
+            .or_else(|| self.banner_hits_by(text, after_prefix))
+    }
+
+    fn banner_hits_by(
+        &self,
+        text: &str,
+        find: impl Fn(&regex::Regex, &str) -> Option<usize>,
+    ) -> Option<(Vec<&'d Definition>, usize)> {
         let mut at = None;
         let mut hits = Vec::new();
         // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
@@ -415,7 +427,7 @@ impl<'d> Scanner<'d> {
             let start = match asked {
                 Some((pattern, start)) if pattern == banner.as_str() => start,
                 _ => {
-                    let start = find_banner(banner, text);
+                    let start = find(banner, text);
                     asked = Some((banner.as_str(), start));
                     start
                 }
@@ -654,13 +666,10 @@ impl<'d> Scanner<'d> {
     }
 }
 
-/// Where a banner starts in a line. An anchored banner (`^\s*Total time: ...`) after a prefix
-/// (`# `, a timestamp, `[rank0]: `) is looked for at each place a prefix may end
-/// ([`cut_points`]); asked only of a line that holds the banner's literal text.
-fn find_banner(banner: &regex::Regex, text: &str) -> Option<usize> {
-    if let Some(m) = banner.find(text) {
-        return Some(m.start());
-    }
+/// Where an anchored banner (`^\s*Total time: ...`) starts after a prefix (`# `, a timestamp,
+/// `[rank0]: `): at the first place a prefix may end ([`cut_points`]) where it matches. Asked
+/// only of a line that holds the banner's literal text and no banner where its pattern looks.
+fn after_prefix(banner: &regex::Regex, text: &str) -> Option<usize> {
     if !banner.as_str().starts_with('^') {
         return None;
     }
