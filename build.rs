@@ -1,10 +1,18 @@
 //! Compiles every `parsers/*.toml` into the binary, so it runs from anywhere and a new definition
-//! needs no Rust change.
+//! needs no Rust change; and generates the canonical vocabulary (`FIELDS` and one typed key per
+//! figure) from `src/vocabulary.toml`, as tokei generates its language enum from its data.
 
-use std::{env, fs, path::PathBuf};
+use std::{collections::BTreeMap, env, fmt::Write as _, fs, path::PathBuf};
 
 fn main() {
-    let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join("parsers");
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    parsers(&root, &out_dir);
+    vocabulary(&root, &out_dir);
+}
+
+fn parsers(root: &std::path::Path, out_dir: &std::path::Path) {
+    let dir = root.join("parsers");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("parsers/ exists")
@@ -21,5 +29,106 @@ fn main() {
         out.push_str(&format!("    ({name:?}, include_str!({:?})),\n", f.display().to_string()));
     }
     out.push_str("];\n");
-    fs::write(PathBuf::from(env::var("OUT_DIR").unwrap()).join("builtin_parsers.rs"), out).unwrap();
+    fs::write(out_dir.join("builtin_parsers.rs"), out).unwrap();
+}
+
+/// A node of the key tree: the keys of a group and its subgroups (`reported` -> `speculative`).
+#[derive(Default)]
+struct Module {
+    keys: Vec<(String, usize, String)>,
+    subs: BTreeMap<String, Module>,
+}
+
+/// `src/vocabulary.toml` -> `FIELDS` (in file order, which is report order) and the key modules
+/// `workload`, `totals`, `reported` (with their subgroups), one `pub const` per figure. A file
+/// that is not a valid vocabulary stops the build with the reason.
+fn vocabulary(root: &std::path::Path, out_dir: &std::path::Path) {
+    let file = root.join("src/vocabulary.toml");
+    println!("cargo:rerun-if-changed={}", file.display());
+    let text = fs::read_to_string(&file).expect("src/vocabulary.toml exists");
+    let doc: toml::Table = text.parse().unwrap_or_else(|e| panic!("src/vocabulary.toml: {e}"));
+    let fields = doc.get("field").and_then(toml::Value::as_array).expect("src/vocabulary.toml: a [[field]] list");
+    let mut out = String::from("/// Every canonical figure, in report order (generated from `src/vocabulary.toml`).\n");
+    out.push_str("pub static FIELDS: &[FieldDef] = &[\n");
+    let mut tree: BTreeMap<String, Module> = BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, f) in fields.iter().enumerate() {
+        let get = |k: &str| -> &str {
+            f.get(k).and_then(toml::Value::as_str).unwrap_or_else(|| panic!("src/vocabulary.toml: field {i}: no `{k}`"))
+        };
+        let (path, kind, unit, doc) = (get("path"), get("kind"), get("unit"), get("doc"));
+        if let Some(extra) =
+            f.as_table().and_then(|t| t.keys().find(|k| !["path", "kind", "unit", "doc"].contains(&k.as_str())))
+        {
+            panic!("src/vocabulary.toml: {path}: unknown key `{extra}`");
+        }
+        assert!(seen.insert(path.to_string()), "src/vocabulary.toml: {path} listed twice");
+        let kind = match kind {
+            "count" => "Count",
+            "number" => "Number",
+            "text" => "Text",
+            "stat" => "Stat",
+            "list" => "List",
+            k => panic!("src/vocabulary.toml: {path}: unknown kind `{k}`"),
+        };
+        let unit = match unit {
+            "none" => "None",
+            "ms" => "Ms",
+            "s" => "S",
+            "ns" => "Ns",
+            "requests" => "Requests",
+            "tokens" => "Tokens",
+            "req/s" => "ReqPerS",
+            "tok/s" => "TokPerS",
+            "pct" => "Pct",
+            "ratio" => "Ratio",
+            u => panic!("src/vocabulary.toml: {path}: unknown unit `{u}`"),
+        };
+        let parts: Vec<&str> = path.split('.').collect();
+        assert!(
+            parts.len() >= 2 && ["workload", "totals", "reported"].contains(&parts[0]),
+            "src/vocabulary.toml: {path}: not in `workload`, `totals` or `reported`"
+        );
+        assert!(
+            parts.iter().all(|p| !p.is_empty()
+                && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                && !p.as_bytes()[0].is_ascii_digit()),
+            "src/vocabulary.toml: {path}: a part is not a lower-case name"
+        );
+        writeln!(out, "    FieldDef {{ path: {path:?}, kind: Kind::{kind}, unit: Unit::{unit}, doc: {doc:?} }},")
+            .unwrap();
+        let mut m = tree.entry(parts[0].to_string()).or_default();
+        for sub in &parts[1..parts.len() - 1] {
+            m = m.subs.entry(sub.to_string()).or_default();
+        }
+        let name = parts[parts.len() - 1].to_ascii_uppercase();
+        m.keys.push((name, i, format!("`{path}`: {doc}")));
+    }
+    out.push_str("];\n");
+    assert!(fields.len() <= u16::MAX as usize, "src/vocabulary.toml: too many fields");
+    for group in ["workload", "totals", "reported"] {
+        let m = tree.remove(group).unwrap_or_default();
+        write_module(&mut out, group, &m, 0);
+    }
+    fs::write(out_dir.join("vocabulary.rs"), out).unwrap();
+}
+
+fn write_module(out: &mut String, name: &str, m: &Module, depth: usize) {
+    let pad = "    ".repeat(depth);
+    writeln!(out, "{pad}/// Keys of the figures in `{name}`.").unwrap();
+    writeln!(out, "{pad}pub mod {name} {{").unwrap();
+    writeln!(
+        out,
+        "{pad}    #[allow(unused_imports)]\n{pad}    use {}::Key;",
+        ["super"; 1].repeat(depth + 1).join("::")
+    )
+    .unwrap();
+    for (k, i, doc) in &m.keys {
+        writeln!(out, "{pad}    /// {}", doc.replace('\n', " ")).unwrap();
+        writeln!(out, "{pad}    pub const {k}: Key = Key({i});").unwrap();
+    }
+    for (sub, sm) in &m.subs {
+        write_module(out, sub, sm, depth + 1);
+    }
+    writeln!(out, "{pad}}}").unwrap();
 }

@@ -5,7 +5,7 @@ use crate::definition::{Definition, Target, Variant};
 use crate::extract::{Assignment, Extracted};
 use crate::report::{Figure, Figures, Format, ItlPer, Note, Run, Semantics, Source, Stat, Truncation};
 use crate::value::Read;
-use crate::vocabulary::Kind;
+use crate::vocabulary::{Kind, reported, workload};
 
 /// Where a run came from, for [`assemble`].
 pub struct Origin<'a> {
@@ -43,6 +43,7 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
         checks: Vec::new(),
         verdict: crate::report::Verdict::Accepted,
         notes: Vec::new(),
+        objectives: None,
         rows,
         requests: requests.map(Box::new),
     };
@@ -88,15 +89,15 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     if let Some(n) = &origin.definition.note {
         notes.push(Note { code: "parser-note".into(), message: n.clone(), line: origin.first_line });
     }
-    if run.reported.get("e2e_ms").is_none() && run.requests.is_none() {
+    if !run.has(reported::E2E_MS) && run.requests.is_none() {
         if let Some(h) = &origin.definition.semantics.missing_e2e_hint {
             notes.push(Note { code: "no-e2e".into(), message: h.clone(), line: origin.first_line });
         }
     }
     run.source.semantics = semantics(origin.definition, origin.variant, &run);
-    if run.reported.get("itl_ms").is_some() {
+    if run.has(reported::ITL_MS) {
         if let Some(per) = run.source.semantics.itl {
-            run.reported.set("itl_per", "reported.itl_per", Figure::Text(per.as_str().into()));
+            run.set(reported::ITL_PER, Figure::Text(per.as_str().into()));
         }
     }
     run.notes = notes;
@@ -265,7 +266,7 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
             s.itl = v.itl;
         }
     }
-    let backend = run.workload.text("backend");
+    let backend = run.text(workload::BACKEND);
     let variant_id = variant.map(|v| v.id.as_str());
     for rule in &base.itl_rules {
         let backend_ok = rule.backends.is_empty() || backend.is_some_and(|b| rule.backends.iter().any(|x| x == b));
@@ -355,11 +356,11 @@ pub fn reopen(run: &mut Run, input: &str, index: usize) {
     // promoted claim would be one.
     use crate::report::TpotMethod::{E2eMedianTtftTokens, PerRequest};
     let derived_only = matches!(run.derived.tpot_ms.method, Some(PerRequest | E2eMedianTtftTokens));
-    if run.reported.get("tpot_ms").is_none() && !derived_only {
+    if !run.has(reported::TPOT_MS) && !derived_only {
         if let Some(claimed) = run.derived.tpot_ms.mean {
             let mut st = Stat::default();
             st.set(crate::report::StatKey::Mean, claimed);
-            run.reported.set("tpot_ms", "reported.tpot_ms", Figure::Stat(st));
+            run.set(reported::TPOT_MS, Figure::Stat(st));
             run.notes.push(Note {
                 code: "claimed-tpot".into(),
                 message: format!("the report's derived.tpot_ms.mean {claimed} is checked as its claimed TPOT"),

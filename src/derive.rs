@@ -11,6 +11,7 @@ pub mod requests;
 use crate::report::{
     ChunkStats, Derived, DerivedE2e, DerivedTpot, ItlPer, PerRequest, Requests, Run, StatKey, TpotMethod,
 };
+use crate::vocabulary::{reported, totals, workload};
 
 /// Figures of a run that the derivation reads, gathered once.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,20 +32,20 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn of(run: &Run) -> Inputs {
-        let mean = |name: &str| run.reported.stat(name).and_then(|s| s.mean());
+        let mean = |key| run.stat(key).and_then(|s| s.mean());
         Inputs {
-            successful: run.totals.number("successful_requests"),
-            failed: run.totals.number("failed_requests"),
-            duration_s: run.totals.number("duration_s"),
-            output_tokens: run.totals.number("output_tokens"),
-            max_concurrency: run.workload.number("max_concurrency"),
-            ttft_mean: mean("ttft_ms"),
+            successful: run.number(totals::SUCCESSFUL_REQUESTS),
+            failed: run.number(totals::FAILED_REQUESTS),
+            duration_s: run.number(totals::DURATION_S),
+            output_tokens: run.number(totals::OUTPUT_TOKENS),
+            max_concurrency: run.number(workload::MAX_CONCURRENCY),
+            ttft_mean: mean(reported::TTFT_MS),
             // A measured E2E: printed, or the mean of the per-request latencies.
-            e2e_mean: mean("e2e_ms").or(run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms)),
-            tool_tpot_mean: mean("tpot_ms"),
-            itl_mean: mean("itl_ms"),
+            e2e_mean: mean(reported::E2E_MS).or(run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms)),
+            tool_tpot_mean: mean(reported::TPOT_MS),
+            itl_mean: mean(reported::ITL_MS),
             itl_per: run.source.semantics.itl,
-            per_request_tokens: run.totals.number("output_tokens_per_request"),
+            per_request_tokens: run.number(totals::OUTPUT_TOKENS_PER_REQUEST),
         }
     }
 
@@ -374,7 +375,7 @@ fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {
             ..Default::default()
         };
     }
-    if let Some(st) = run.reported.stat("tpot_ms") {
+    if let Some(st) = run.stat(reported::TPOT_MS) {
         let hand_written = run.source.format == crate::report::Format::Report;
         match st.mean() {
             Some(m) if m > 0.0 => {
@@ -426,7 +427,7 @@ fn tpot_from_median_ttft(run: &Run, i: &Inputs) -> Option<DerivedTpot> {
     if i.ttft_mean.is_some() {
         return None;
     }
-    let ttft = run.reported.stat("ttft_ms")?.get(StatKey::P(50.0)).filter(|t| t.is_finite())?;
+    let ttft = run.stat(reported::TTFT_MS)?.get(StatKey::P(50.0)).filter(|t| t.is_finite())?;
     let (e2e, n) = (i.e2e_mean?, i.n_avg()?);
     let null = |reason: String| DerivedTpot { reason: Some(reason), ..Default::default() };
     if n <= 1.0 {

@@ -10,10 +10,10 @@
 //! of the input. Which definition read it is decided by its rows: the definition that knows the
 //! most labels that the others do not.
 //!
-//! The parts: [`scan`] is the scanner and its modes (a printed block of rows, a Markdown table, a
-//! block of a table format, read into rows by [`table`]); [`block`] the blocks it hands out;
-//! [`line`] what a single line is (a Markdown table row, a section header); [`args`] the reader of
-//! an argument dump; [`classify`] what a JSON document is, which is decided apart from text.
+//! The parts: `scan` is the scanner and its modes (a printed block of rows, a Markdown table, a
+//! block of a table format, read into rows by `table`); `block` the blocks it hands out;
+//! `line` what a single line is (a Markdown table row, a section header); `args` the reader of
+//! an argument dump; `classify` what a JSON document is, which is decided apart from text.
 
 mod args;
 mod block;
@@ -21,6 +21,7 @@ mod classify;
 mod known;
 mod line;
 mod mode;
+mod prefilter;
 mod prefix;
 mod scan;
 mod table;

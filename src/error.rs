@@ -9,13 +9,16 @@
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
 //! | 5 | a run cannot be written in the output format asked for: it lacks a figure the format requires (`--format dstack`: dstack's model), or the consumer's model would reject it; the message names the figure and how to get it |
 //! | 6 | `run`: the benchmark client failed (a non-zero exit, a signal, or it could not be started); what it printed is still reported |
+//! | 7 | `--slo`: an objective of an accepted run was not shown to be met (missed, not available, not comparable); ranks below every other non-zero code |
 
 use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
-/// Process exit codes (see docs/report.md, "Exit codes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Process exit codes (see docs/report.md, "Exit codes"). They are ordered by precedence, not by
+/// number: when several apply, the greatest wins (`max`), and [`ExitCode::ObjectivesMissed`]
+/// ranks below every other non-zero code (6 > 5 > 4 > 3 > 2 > 1 > 7 > 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
     Ok = 0,
     Rejected = 1,
@@ -27,6 +30,39 @@ pub enum ExitCode {
     /// `bench-normalize run`: the client exited non-zero, was ended by a signal, or could not
     /// be started. Whatever result it printed is still reported.
     ClientFailed = 6,
+    /// `--slo`: an objective of an accepted run was missed, or could not be shown to be met (the
+    /// run does not give the figure, or gives it with another meaning). A run whose figures are
+    /// not trusted (rejected, unusable) exits with its own code; its objectives are not judged.
+    ObjectivesMissed = 7,
+}
+
+impl ExitCode {
+    /// Rank in precedence: an objective missed is the least of the failures, since every other
+    /// one says the figures it was judged on are not to be trusted, or were not all written.
+    fn precedence(self) -> u8 {
+        match self {
+            ExitCode::Ok => 0,
+            ExitCode::ObjectivesMissed => 1,
+            ExitCode::Rejected => 2,
+            ExitCode::Usage => 3,
+            ExitCode::NoResult => 4,
+            ExitCode::Io => 5,
+            ExitCode::Unwritable => 6,
+            ExitCode::ClientFailed => 7,
+        }
+    }
+}
+
+impl PartialOrd for ExitCode {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ExitCode {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.precedence().cmp(&other.precedence())
+    }
 }
 
 /// Where an error points in an input: a line, and a column when known.

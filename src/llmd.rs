@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 use crate::derive::{round, show};
 use crate::report::{ItlPer, Run, Stat, StatKey, TpotMethod};
+use crate::vocabulary::{Key, reported, totals, workload};
 
 /// The schema version written: the 0.2 line (`load_benchmark_report` accepts `0.2` and `0.2.1`;
 /// nothing of 0.2.1's additions is written).
@@ -167,7 +168,7 @@ fn tpot(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
         return None;
     };
     let method = d.method.map(TpotMethod::as_str).unwrap_or("unknown");
-    let tool = run.reported.stat("tpot_ms");
+    let tool = run.stat(reported::TPOT_MS);
     let mut stats: Vec<(StatKey, f64)> = vec![(StatKey::Mean, mean)];
     let why = match d.method {
         // The tool's own rows are the TPOT (or the report's claim): every statistic of them.
@@ -213,19 +214,18 @@ fn tpot(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
 
 fn latency(run: &Run, notes: &mut Vec<String>) -> Map<String, Value> {
     let mut m = Map::new();
-    let r = &run.reported;
-    let put = |m: &mut Map<String, Value>, notes: &mut Vec<String>, name: &str, v: Option<Value>, from: &str| match v {
+    let put = |m: &mut Map<String, Value>, notes: &mut Vec<String>, name: &str, v: Option<Value>, from: Key| match v {
         Some(v) => {
             m.insert(name.into(), v);
         }
-        None if r.stat(from).is_some() => {
-            notes.push(format!("{name} left out: reported.{from} has no mean (the schema requires one)"));
+        None if run.stat(from).is_some() => {
+            notes.push(format!("{name} left out: {from} has no mean (the schema requires one)"));
         }
         None => {}
     };
-    let ttft = r.stat("ttft_ms").and_then(|s| stat_of("ms", s));
-    put(&mut m, notes, "time_to_first_token", ttft, "ttft_ms");
-    let ntpot = r.stat("latency_per_output_token_ms").and_then(|s| stat_of("ms/token", s));
+    let ttft = run.stat(reported::TTFT_MS).and_then(|s| stat_of("ms", s));
+    put(&mut m, notes, "time_to_first_token", ttft, reported::TTFT_MS);
+    let ntpot = run.stat(reported::LATENCY_PER_OUTPUT_TOKEN_MS).and_then(|s| stat_of("ms/token", s));
     if ntpot.is_some() {
         notes.push(
             "normalized_time_per_output_token: the tool's request latency / output tokens (time to first token \
@@ -233,18 +233,20 @@ fn latency(run: &Run, notes: &mut Vec<String>) -> Map<String, Value> {
                 .into(),
         );
     }
-    put(&mut m, notes, "normalized_time_per_output_token", ntpot, "latency_per_output_token_ms");
+    put(&mut m, notes, "normalized_time_per_output_token", ntpot, reported::LATENCY_PER_OUTPUT_TOKEN_MS);
     if let Some(t) = tpot(run, notes) {
         m.insert("time_per_output_token".into(), t);
     }
-    if let Some(itl) = r.stat("itl_ms") {
-        let per = run.source.semantics.itl.or(match r.text("itl_per") {
+    if let Some(itl) = run.stat(reported::ITL_MS) {
+        let per = run.source.semantics.itl.or(match run.text(reported::ITL_PER) {
             Some("token") => Some(ItlPer::Token),
             Some("chunk") => Some(ItlPer::Chunk),
             _ => None,
         });
         match per {
-            Some(ItlPer::Token) => put(&mut m, notes, "inter_token_latency", stat_of("ms/token", itl), "itl_ms"),
+            Some(ItlPer::Token) => {
+                put(&mut m, notes, "inter_token_latency", stat_of("ms/token", itl), reported::ITL_MS)
+            }
             Some(ItlPer::Chunk) => {
                 let chunk = match (itl.mean(), run.derived.tokens_per_chunk) {
                     (Some(i), Some(k)) => format!(": its mean {} ms spans ~{} tokens per chunk", show(i), show(k)),
@@ -264,11 +266,11 @@ fn latency(run: &Run, notes: &mut Vec<String>) -> Map<String, Value> {
             )),
         }
     }
-    let e2e = match r.stat("e2e_ms") {
+    let e2e = match run.stat(reported::E2E_MS) {
         Some(s) => stat_of("ms", s),
         None => run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms).map(|e| mean_only("ms", e)),
     };
-    put(&mut m, notes, "request_latency", e2e, "e2e_ms");
+    put(&mut m, notes, "request_latency", e2e, reported::E2E_MS);
     m
 }
 
@@ -276,10 +278,9 @@ fn latency(run: &Run, notes: &mut Vec<String>) -> Map<String, Value> {
 fn throughput(run: &Run) -> Map<String, Value> {
     let mut m = Map::new();
     let d = &run.derived;
-    let t = &run.totals;
-    let dur = t.number("duration_s").filter(|s| *s > 0.0);
-    let n_in = t.number("input_tokens");
-    let n_out = t.number("output_tokens");
+    let dur = run.number(totals::DURATION_S).filter(|s| *s > 0.0);
+    let n_in = run.number(totals::INPUT_TOKENS);
+    let n_out = run.number(totals::OUTPUT_TOKENS);
     if let (Some(n), Some(s)) = (n_in, dur) {
         m.insert("input_token_rate".into(), mean_only("tokens/s", round(n / s)));
     }
@@ -298,18 +299,18 @@ fn throughput(run: &Run) -> Map<String, Value> {
 /// `requests`: `total` sent and `failures`, when the run states both or proves them; the mean
 /// input and output lengths per successful request.
 fn requests(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
-    let t = &run.totals;
-    let ok = t.number("successful_requests");
-    let asked = run.workload.number("num_prompts");
+    let ok = run.number(totals::SUCCESSFUL_REQUESTS);
+    let asked = run.number(workload::NUM_PROMPTS);
     // The count of failed requests: printed, counted in the per-request arrays, or proven 0 when
     // every one of the requests asked for succeeded.
-    let failed = t.number("failed_requests").or_else(|| run.derived.per_request.as_ref().map(|p| p.failed as f64)).or(
-        match (ok, asked) {
+    let failed = run
+        .number(totals::FAILED_REQUESTS)
+        .or_else(|| run.derived.per_request.as_ref().map(|p| p.failed as f64))
+        .or(match (ok, asked) {
             (Some(r), Some(n)) if r == n => Some(0.0),
             _ => None,
-        },
-    );
-    let total = t.number("sent_requests").or(match (ok, failed) {
+        });
+    let total = run.number(totals::SENT_REQUESTS).or(match (ok, failed) {
         (Some(r), Some(f)) => Some(r + f),
         _ => None,
     });
@@ -330,15 +331,15 @@ fn requests(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
         m.insert("failures".into(), json!(f as u64));
     }
     if let Some(r) = ok.filter(|r| *r > 0.0) {
-        if let Some(n) = t.number("input_tokens") {
+        if let Some(n) = run.number(totals::INPUT_TOKENS) {
             m.insert("input_length".into(), mean_only("count", round(n / r)));
         }
-        match t.number("output_tokens") {
+        match run.number(totals::OUTPUT_TOKENS) {
             Some(n) => {
                 m.insert("output_length".into(), mean_only("count", round(n / r)));
             }
             None => {
-                if let Some(n) = t.number("output_tokens_per_request") {
+                if let Some(n) = run.number(totals::OUTPUT_TOKENS_PER_REQUEST) {
                     m.insert("output_length".into(), mean_only("count", n));
                 }
             }
@@ -350,9 +351,11 @@ fn requests(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
 /// `scenario.load`, when the run gives what the schema requires of one (an input length);
 /// `None` otherwise, with a line saying so.
 fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
-    let w = &run.workload;
-    let t = &run.totals;
-    let input_len = match (w.number("input_len"), t.number("input_tokens"), t.number("successful_requests")) {
+    let input_len = match (
+        run.number(workload::INPUT_LEN),
+        run.number(totals::INPUT_TOKENS),
+        run.number(totals::SUCCESSFUL_REQUESTS),
+    ) {
         (Some(n), _, _) => Some(n),
         (None, Some(n), Some(r)) if r > 0.0 => Some(round(n / r)),
         _ => None,
@@ -364,9 +367,9 @@ fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
         );
         return None;
     };
-    let tool = w.text("benchmark_tool").unwrap_or(&run.source.tool);
-    let version = w.text("benchmark_tool_version").unwrap_or("");
-    let source = match w.text("dataset").map(str::to_ascii_lowercase).as_deref() {
+    let tool = run.text(workload::BENCHMARK_TOOL).unwrap_or(&run.source.tool);
+    let version = run.text(workload::BENCHMARK_TOOL_VERSION).unwrap_or("");
+    let source = match run.text(workload::DATASET).map(str::to_ascii_lowercase).as_deref() {
         Some("random") => "random",
         Some("sharegpt" | "sonnet" | "burstgpt" | "hf") => "sampled",
         _ => "unknown",
@@ -377,17 +380,17 @@ fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
     std.insert("source".into(), source.into());
     // The shape of the length distribution is not stated by any run: `other`.
     std.insert("input_seq_len".into(), json!({ "distribution": "other", "value": input_len }));
-    if let Some(n) = w.number("output_len") {
+    if let Some(n) = run.number(workload::OUTPUT_LEN) {
         std.insert("output_seq_len".into(), json!({ "distribution": "other", "value": n }));
     }
-    if let Some(r) = w.number("request_rate").filter(|r| *r > 0.0 && r.is_finite()) {
+    if let Some(r) = run.number(workload::REQUEST_RATE).filter(|r| *r > 0.0 && r.is_finite()) {
         std.insert("rate_qps".into(), json!(r));
     }
-    if let Some(c) = w.number("max_concurrency").filter(|c| *c >= 1.0) {
+    if let Some(c) = run.number(workload::MAX_CONCURRENCY).filter(|c| *c >= 1.0) {
         std.insert("concurrency".into(), json!(c as u64));
     }
     let mut native = Map::new();
-    if let Some(cmd) = w.text("command") {
+    if let Some(cmd) = run.text(workload::COMMAND) {
         native.insert("config".into(), json!({ "command": cmd }));
     }
     Some(json!({ "metadata": {}, "standardized": std, "native": native }))
@@ -427,6 +430,7 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
         checks: Vec::new(),
         verdict: crate::report::Verdict::Accepted,
         notes: Vec::new(),
+        objectives: None,
         rows: Vec::new(),
         requests: None,
     };
@@ -437,16 +441,16 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
     if let Some(std) = at(&std_path) {
         let text = |k: &str| std.get(k).and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
         if let Some(t) = text("tool") {
-            run.workload.set("benchmark_tool", "workload.benchmark_tool", Figure::Text(t));
+            run.set(workload::BENCHMARK_TOOL, Figure::Text(t));
         }
         if let Some(t) = text("tool_version") {
-            run.workload.set("benchmark_tool_version", "workload.benchmark_tool_version", Figure::Text(t));
+            run.set(workload::BENCHMARK_TOOL_VERSION, Figure::Text(t));
         }
         if let Some(c) = std.get("concurrency").and_then(Value::as_u64) {
-            run.workload.set("max_concurrency", "workload.max_concurrency", Figure::Count(c));
+            run.set(workload::MAX_CONCURRENCY, Figure::Count(c));
         }
         if let Some(r) = std.get("rate_qps").and_then(Value::as_f64) {
-            run.workload.set("request_rate", "workload.request_rate", Figure::Number(r));
+            run.set(workload::REQUEST_RATE, Figure::Number(r));
         }
         // A `fixed` output length is every request's length as asked (its cap): with the totals it
         // can show that every request had that length, which the capacity rules need. Any other
@@ -454,7 +458,7 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
         let seq = std.get("output_seq_len");
         if seq.and_then(|s| s.get("distribution")).and_then(Value::as_str) == Some("fixed") {
             if let Some(n) = seq.and_then(|s| s.get("value")).and_then(Value::as_u64) {
-                run.workload.set("output_len", "workload.output_len", Figure::Count(n));
+                run.set(workload::OUTPUT_LEN, Figure::Count(n));
             }
         }
     }
@@ -472,33 +476,33 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
         };
         let (total, failures) = (count("total")?, count("failures")?);
         if let Some(f) = failures {
-            run.totals.set("failed_requests", "totals.failed_requests", Figure::Count(f));
+            run.set(totals::FAILED_REQUESTS, Figure::Count(f));
         }
         if let (Some(t), Some(f)) = (total, failures) {
             if f > t {
                 return Err(err(&format!("{base}.requests.failures"), format!("{f} failures of {t} requests sent")));
             }
-            run.totals.set("successful_requests", "totals.successful_requests", Figure::Count(t - f));
+            run.set(totals::SUCCESSFUL_REQUESTS, Figure::Count(t - f));
         }
         if let Some(n) = req.get("output_length").and_then(|s| s.get("mean")) {
             let n = number(&format!("{base}.requests.output_length.mean"), n)?;
-            run.totals.set("output_tokens_per_request", "totals.output_tokens_per_request", Figure::Number(n));
+            run.set(totals::OUTPUT_TOKENS_PER_REQUEST, Figure::Number(n));
             // The mean over the successful requests times their count is the total, to the
             // rounding of the written mean: the rules that weigh decode work need it.
-            if let Some(r) = run.totals.number("successful_requests").filter(|r| *r >= 1.0) {
+            if let Some(r) = run.number(totals::SUCCESSFUL_REQUESTS).filter(|r| *r >= 1.0) {
                 let total = (n * r).round();
                 if total >= 0.0 && total.is_finite() {
-                    run.totals.set("output_tokens", "totals.output_tokens", Figure::Count(total as u64));
+                    run.set(totals::OUTPUT_TOKENS, Figure::Count(total as u64));
                 }
             }
         }
     }
     // (report field, canonical figure, per token)
-    const LATENCY: [(&str, &str, bool); 4] = [
-        ("time_to_first_token", "ttft_ms", false),
-        ("time_per_output_token", "tpot_ms", true),
-        ("request_latency", "e2e_ms", false),
-        ("normalized_time_per_output_token", "latency_per_output_token_ms", true),
+    const LATENCY: [(&str, Key, bool); 4] = [
+        ("time_to_first_token", reported::TTFT_MS, false),
+        ("time_per_output_token", reported::TPOT_MS, true),
+        ("request_latency", reported::E2E_MS, false),
+        ("normalized_time_per_output_token", reported::LATENCY_PER_OUTPUT_TOKEN_MS, true),
     ];
     if let Some(lat) = at(&[agg[0], agg[1], agg[2], "latency"]) {
         for (field, name, per_token) in LATENCY {
@@ -528,7 +532,7 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
                 }
                 stat.set(key, number(&format!("{path}.{k}"), v)? * scale);
             }
-            run.reported.set(name, &format!("reported.{name}"), Figure::Stat(stat));
+            run.set(name, Figure::Stat(stat));
         }
     }
     if at(&[agg[0], agg[1], agg[2], "latency", "inter_token_latency"]).is_some_and(|v| !v.is_null()) {
@@ -541,10 +545,12 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
         });
     }
     if let Some(thr) = at(&[agg[0], agg[1], agg[2], "throughput"]) {
-        for (field, name) in [("output_token_rate", "output_tok_per_s"), ("request_rate", "request_per_s")] {
+        for (field, name) in
+            [("output_token_rate", reported::OUTPUT_TOK_PER_S), ("request_rate", reported::REQUEST_PER_S)]
+        {
             if let Some(m) = thr.get(field).and_then(|s| s.get("mean")) {
                 let m = number(&format!("{base}.throughput.{field}.mean"), m)?;
-                run.reported.set(name, &format!("reported.{name}"), Figure::Number(m));
+                run.set(name, Figure::Number(m));
             }
         }
     }
@@ -578,7 +584,7 @@ mod tests {
         let ok = json!({"version": "0.2", "run": {"uid": "x"},
             "results": {"request_performance": {"aggregate": {"requests": {"total": 5, "failures": 1}}}}});
         let run = read(&ok).unwrap();
-        assert_eq!(run.totals.number("successful_requests"), Some(4.0));
+        assert_eq!(run.number(totals::SUCCESSFUL_REQUESTS), Some(4.0));
         assert!(!is_benchmark_report(&json!({"version": "0.1", "run": {}, "results": {}})));
     }
 

@@ -6,23 +6,9 @@
 use bench_normalize::normalize_str;
 use proptest::prelude::*;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn percentile(v: &[f64], p: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let r = p / 100.0 * (s.len() - 1) as f64;
-    let (lo, hi) = (r.floor() as usize, r.ceil() as usize);
-    s[lo] + (s[hi] - s[lo]) * (r - lo as f64)
-}
+#[path = "common/sim.rs"]
+mod sim;
+use sim::{Rng, percentile, row};
 
 fn stats(label: &str, v: &[f64]) -> String {
     let mean = v.iter().sum::<f64>() / v.len() as f64;
@@ -74,7 +60,6 @@ fn log(
         requests + failed
     );
     b += "============ Serving Benchmark Result ============\n";
-    let row = |l: &str, v: String| format!("{l:<40} {v:<10}\n");
     b += &row("Successful requests:", requests.to_string());
     b += &row("Failed requests:", failed.to_string());
     b += &row("Maximum request concurrency:", concurrency.to_string());

@@ -68,43 +68,19 @@ impl Scene {
     }
 }
 
-const VLLM: &[&str] = &[
-    "vllm",
-    "bench",
-    "serve",
-    "--backend",
-    "openai",
-    "--model",
-    "/models/emu-llm-wordlevel",
-    "--dataset-name",
-    "random",
-    "--random-input-len",
-    "1024",
-    "--random-output-len",
-    "512",
-    "--num-prompts",
-    "16",
-    "--max-concurrency",
-    "4",
-];
+/// A client command with the workload both clients are given here (the stand-in prints its sample
+/// whatever the flags; `run` reads the workload flags the output does not print).
+macro_rules! with_workload {
+    ($($word:literal),*) => {
+        &[$($word,)* "--dataset-name", "random", "--random-input-len", "1024", "--random-output-len", "512",
+          "--num-prompts", "16", "--max-concurrency", "4"]
+    };
+}
 
-const SGLANG: &[&str] = &[
-    "python3",
-    "-m",
-    "sglang.bench_serving",
-    "--backend",
-    "sglang-oai",
-    "--dataset-name",
-    "random",
-    "--random-input-len",
-    "1024",
-    "--random-output-len",
-    "512",
-    "--num-prompts",
-    "16",
-    "--max-concurrency",
-    "4",
-];
+const VLLM: &[&str] =
+    with_workload!("vllm", "bench", "serve", "--backend", "openai", "--model", "/models/emu-llm-wordlevel");
+
+const SGLANG: &[&str] = with_workload!("python3", "-m", "sglang.bench_serving", "--backend", "sglang-oai");
 
 fn report(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -31,6 +31,7 @@
 
 use crate::derive::show as f;
 use crate::report::{Requests, Run, Status};
+use crate::vocabulary::{reported, totals};
 
 /// Relative slack of figures the file computed from the same lists (float summation order).
 const REL: f64 = 1e-6;
@@ -150,7 +151,7 @@ impl<'r> Check<'r> {
 
         // Against the file's own summary figures.
         let r = ok.len() as f64;
-        if let Some(c) = run.totals.number("successful_requests") {
+        if let Some(c) = run.number(totals::SUCCESSFUL_REQUESTS) {
             if c != r {
                 self.problem(format!(
                     "{} requests succeeded in the arrays ({} entries, {} with an error), the file says {} completed",
@@ -163,14 +164,14 @@ impl<'r> Check<'r> {
                 self.agreed.push(format!("{} successful requests", ok.len()));
             }
         }
-        if let (Some(fl), Some(_)) = (run.totals.number("failed_requests"), &req.failed) {
+        if let (Some(fl), Some(_)) = (run.number(totals::FAILED_REQUESTS), &req.failed) {
             let mine = (n - ok.len()) as f64;
             if fl != mine {
                 self.problem(format!("{} requests have an error in the arrays, the file says {} failed", mine, fl));
             }
         }
         if complete {
-            if let Some(total) = run.totals.number("output_tokens") {
+            if let Some(total) = run.number(totals::OUTPUT_TOKENS) {
                 if (out_sum - total).abs() > 0.5 {
                     self.problem(format!(
                         "output_lens of the successful requests sum to {}, the file's total output tokens is {}",
@@ -181,7 +182,7 @@ impl<'r> Check<'r> {
                     self.agreed.push(format!("output_lens sum to {}", f(out_sum)));
                 }
             }
-            if let (Some(total), Some(_)) = (run.totals.number("input_tokens"), &req.input_len) {
+            if let (Some(total), Some(_)) = (run.number(totals::INPUT_TOKENS), &req.input_len) {
                 if (in_sum - total).abs() > 0.5 {
                     self.problem(format!(
                         "input_lens of the successful requests sum to {}, the file's total input tokens is {}",
@@ -193,10 +194,10 @@ impl<'r> Check<'r> {
                 }
             }
         }
-        let mean = |name: &str| run.reported.stat(name).and_then(|s| s.mean());
+        let mean = |key| run.stat(key).and_then(|s| s.mean());
         if complete && r > 0.0 {
             let ttft = ttft_sum / r;
-            if let Some(m) = mean("ttft_ms") {
+            if let Some(m) = mean(reported::TTFT_MS) {
                 if !close(ttft, m) {
                     self.problem(format!("the mean of ttfts is {} ms, the file's mean TTFT {} ms", f(ttft), f(m)));
                 } else {
@@ -204,7 +205,7 @@ impl<'r> Check<'r> {
                 }
             }
             let e2e = e2e_sum / r;
-            if let Some(m) = mean("e2e_ms") {
+            if let Some(m) = mean(reported::E2E_MS) {
                 if from_latencies && !close(e2e, m) {
                     self.problem(format!("the mean of latencies is {} ms, the file's mean E2E {} ms", f(e2e), f(m)));
                 } else if !from_latencies && e2e > m && !close(e2e, m) {
@@ -220,7 +221,7 @@ impl<'r> Check<'r> {
         }
         if complete && tpot_n > 0 {
             let tpot = tpot_sum / tpot_n as f64;
-            if let Some(m) = mean("tpot_ms") {
+            if let Some(m) = mean(reported::TPOT_MS) {
                 let source = if from_latencies { "latencies" } else { "TTFT + the sum of gaps" };
                 let per = format!(
                     "the per-request TPOT from {source} averages {} ms, the file's mean TPOT is {} ms",

@@ -53,7 +53,7 @@ pub struct Block<'d> {
     pub notes: Vec<crate::report::Note>,
 }
 
-/// A block line read as a row ([`crate::lex::split_row`]).
+/// A block line read as a row (`crate::lex::split_row`).
 #[derive(Debug, Clone)]
 pub struct BodyRow {
     /// The label as definitions compare it (white space folded, colon kept).

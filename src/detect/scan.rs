@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use super::known::KnownLabels;
 use super::line::{has_escaped_newline, table_row};
 use super::mode::{Grid, Hit, Mode, Open, Rows, Step, read_markdown};
+use super::prefilter::Literals;
 use super::prefix::{Prefix, cut_points};
 use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, args_dump, section_name, table};
-use crate::definition::{Definition, Definitions, Evidence, Literals};
+use crate::definition::{Definition, Definitions, Evidence};
 use crate::input::Line;
 use crate::lex::{normalize_label, split_row};
 

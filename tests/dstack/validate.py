@@ -37,23 +37,12 @@ from pydantic import ValidationError
 from dstack._internal.cli.models.preset_agent import PresetAgentSuccess
 from dstack._internal.core.models.presets import PresetBenchmark, PresetBenchmarkMetrics
 
-SKIP_SUFFIXES = ("truth.json", "manifest.json", "expected.json", "README.md")
-EXTS = (".txt", ".json", ".jsonl", ".csv", ".md", ".yaml")
+# tests/samples.py: the sample inputs, listed as every validator lists them.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from samples import samples  # noqa: E402
+
 HOW = ("--percentile-metrics", "--output-details", "--max-concurrency", "bench-normalize run", "run the client",
        "result file", "run it again")
-
-
-def samples(root):
-    out = []
-    for d in sorted(os.listdir(root)):
-        sub = os.path.join(root, d)
-        if not os.path.isdir(sub):
-            continue
-        for f in sorted(os.listdir(sub)):
-            p = os.path.join(sub, f)
-            if os.path.isfile(p) and f.endswith(EXTS) and not f.endswith(SKIP_SUFFIXES):
-                out.append(p)
-    return out
 
 
 def report_runs(exe, path):

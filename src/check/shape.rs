@@ -1,0 +1,608 @@
+//! Layer 1, shape: a canonical report or dstack's preset benchmark walked as a schema validator
+//! walks it, every place where it is not the shape it claims to be returned with its JSON path.
+
+use serde_json::Value;
+
+use crate::report::StatKey;
+
+/// One place where a document is not the shape it claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeError {
+    /// JSON path (`runs[0].reported.tpot_ms`, `metrics.ttft_ms.p99`).
+    pub path: String,
+    pub expected: String,
+    pub found: String,
+}
+
+impl ShapeError {
+    pub fn message(&self) -> String {
+        format!("expected {}, found {}", self.expected, self.found)
+    }
+}
+
+/// What a JSON value is, for a message (strings quoted, escaped and cut short).
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => {
+            let cut: String = s.chars().take(40).collect();
+            let quoted = serde_json::to_string(&cut).unwrap_or_default();
+            if cut.len() < s.len() {
+                format!("the string {}...", quoted.trim_end_matches('"'))
+            } else {
+                format!("the string {quoted}")
+            }
+        }
+        Value::Array(a) if a.is_empty() => "an empty list".into(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(m) if m.is_empty() => "an empty object".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// A key appended to a JSON path: `a.b`, or `a["odd key"]` for a key that is not a plain name
+/// (escaped: a key never reaches a terminal raw).
+pub(super) fn join(at: &str, key: &str) -> String {
+    // A statistic's name has a dot (`p99.9`): written as it is, as the canonical paths do.
+    let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    match (at.is_empty(), plain) {
+        (true, true) => key.to_string(),
+        (false, true) => format!("{at}.{key}"),
+        (_, false) => format!("{at}[{}]", serde_json::to_string(key).unwrap_or_default()),
+    }
+}
+
+/// The type a value must have.
+#[derive(Clone, Copy)]
+pub(super) enum Ty {
+    Str,
+    NonEmptyStr,
+    /// A whole number written as an integer, `>= 0`.
+    UInt,
+    /// A whole number `>= min` (a whole-valued float such as `16.0` too, as pydantic reads it).
+    Int(u64),
+    Num,
+    /// A number `>= 0`.
+    NumMin0,
+    /// A number `> 0`.
+    PosNum,
+    Bool,
+    Enum(&'static [&'static str]),
+    /// `null`, or the inner type.
+    Null(&'static Ty),
+    /// A nested object (or anything) checked by its own walk.
+    Walk(fn(&Value, &str, &mut Vec<ShapeError>)),
+    /// A list, each item of the inner type.
+    List(&'static Ty),
+}
+
+pub(super) fn expected(t: Ty) -> String {
+    match t {
+        Ty::Str => "a string".into(),
+        Ty::NonEmptyStr => "a non-empty string".into(),
+        Ty::UInt => "a whole number >= 0".into(),
+        Ty::Int(0) => "a whole number >= 0".into(),
+        Ty::Int(m) => format!("a whole number >= {m}"),
+        Ty::Num => "a number".into(),
+        Ty::NumMin0 => "a number >= 0".into(),
+        Ty::PosNum => "a number > 0".into(),
+        Ty::Bool => "true or false".into(),
+        Ty::Enum(vs) => format!("one of {}", vs.iter().map(|v| format!("\"{v}\"")).collect::<Vec<_>>().join(", ")),
+        Ty::Null(inner) => format!("{} or null", expected(*inner)),
+        Ty::Walk(_) => "an object".into(),
+        Ty::List(inner) => format!("a list of {}", expected(*inner).trim_start_matches("a ").trim_start_matches("an ")),
+    }
+}
+
+pub(super) fn check_ty(v: &Value, t: Ty, at: &str, out: &mut Vec<ShapeError>) {
+    let ok = match (t, v) {
+        (Ty::Walk(walk), _) => return walk(v, at, out),
+        (Ty::Null(_), Value::Null) => true,
+        (Ty::Null(inner), _) => {
+            let before = out.len();
+            check_ty(v, *inner, at, out);
+            if !matches!(inner, Ty::Walk(_)) {
+                out[before..].iter_mut().filter(|e| e.path == at).for_each(|e| e.expected = expected(t));
+            }
+            return;
+        }
+        (Ty::List(inner), Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                check_ty(item, *inner, &format!("{at}[{i}]"), out);
+            }
+            true
+        }
+        (Ty::Str, Value::String(_)) => true,
+        (Ty::NonEmptyStr, Value::String(s)) => !s.is_empty(),
+        (Ty::UInt, Value::Number(n)) => n.is_u64(),
+        (Ty::Int(min), Value::Number(n)) => {
+            n.as_u64().is_some_and(|c| c >= min)
+                || n.as_f64().is_some_and(|f| f.fract() == 0.0 && f >= min as f64 && f < 1.8e19)
+        }
+        (Ty::Num, Value::Number(n)) => n.as_f64().is_some_and(f64::is_finite),
+        (Ty::NumMin0, Value::Number(n)) => n.as_f64().is_some_and(|f| f.is_finite() && f >= 0.0),
+        (Ty::PosNum, Value::Number(n)) => n.as_f64().is_some_and(|f| f.is_finite() && f > 0.0),
+        (Ty::Bool, Value::Bool(_)) => true,
+        (Ty::Enum(vs), Value::String(s)) => vs.contains(&s.as_str()),
+        _ => false,
+    };
+    if !ok {
+        out.push(ShapeError { path: at.to_string(), expected: expected(t), found: describe(v) });
+    }
+}
+
+/// An object with these keys (name, type, required); every other key is an error.
+pub(super) fn object(v: &Value, at: &str, what: &str, keys: &[(&str, Ty, bool)], out: &mut Vec<ShapeError>) {
+    let Value::Object(m) = v else {
+        out.push(ShapeError { path: at.to_string(), expected: format!("{what} (an object)"), found: describe(v) });
+        return;
+    };
+    for (k, t, required) in keys {
+        match m.get(*k) {
+            Some(sub) => check_ty(sub, *t, &join(at, k), out),
+            None if *required => out.push(ShapeError {
+                path: join(at, k),
+                expected: format!("{} (required)", expected(*t)),
+                found: "nothing: the key is missing".into(),
+            }),
+            None => {}
+        }
+    }
+    for k in m.keys().filter(|k| !keys.iter().any(|(name, _, _)| name == k)) {
+        let names: Vec<&str> = keys.iter().map(|(n, _, _)| *n).collect();
+        out.push(ShapeError {
+            path: join(at, k),
+            expected: format!("only the keys of {what} ({})", names.join(", ")),
+            found: "an unknown key".into(),
+        });
+    }
+}
+
+pub(super) const VERDICTS: &[&str] = &["accepted", "rejected", "unusable"];
+const FORMATS: &[&str] = &["stdout", "result-json", "result-jsonl", "result-csv", "report"];
+const METHODS: &[&str] = &["per-request", "e2e-ttft-tokens", "e2e-median-ttft-tokens", "tool-tpot", "claimed"];
+
+/// Every shape error of a canonical report: a whole document (`schema_version`, `runs`) or one run.
+pub fn canonical_shape(doc: &Value) -> Vec<ShapeError> {
+    let mut out = Vec::new();
+    if doc.get("runs").is_some() {
+        object(
+            doc,
+            "",
+            "a report",
+            &[("schema_version", Ty::Walk(schema_version), true), ("runs", Ty::List(&Ty::Walk(run_shape)), true)],
+            &mut out,
+        );
+    } else {
+        run_shape(doc, "", &mut out);
+    }
+    out
+}
+
+pub(super) fn schema_version(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    if v.as_u64() != Some(u64::from(crate::report::SCHEMA_VERSION)) {
+        out.push(ShapeError {
+            path: at.to_string(),
+            expected: format!("{} (the version this bench-normalize reads)", crate::report::SCHEMA_VERSION),
+            found: describe(v),
+        });
+    }
+}
+
+pub(super) fn run_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    object(
+        v,
+        at,
+        "a run",
+        &[
+            ("source", Ty::Walk(source_shape), false),
+            ("workload", Ty::Walk(|v, at, out| figures(v, at, "workload", out)), false),
+            ("totals", Ty::Walk(|v, at, out| figures(v, at, "totals", out)), false),
+            ("reported", Ty::Walk(|v, at, out| figures(v, at, "reported", out)), false),
+            ("derived", Ty::Walk(derived_shape), false),
+            ("checks", Ty::List(&Ty::Walk(check_shape)), false),
+            ("verdict", Ty::Enum(VERDICTS), false),
+            ("notes", Ty::List(&Ty::Walk(note_shape)), false),
+            // `--slo`'s judgement: its shape is checked, its content is not read (judged again).
+            ("objectives", Ty::Null(&Ty::List(&Ty::Walk(objective_shape))), false),
+            ("rows", Ty::List(&Ty::Walk(row_shape)), false),
+        ],
+        out,
+    );
+}
+
+pub(super) fn source_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const STR_OR_NULL: Ty = Ty::Null(&Ty::Str);
+    const UINT_OR_NULL: Ty = Ty::Null(&Ty::UInt);
+    object(
+        v,
+        at,
+        "a run's source",
+        &[
+            ("parser", Ty::Str, false),
+            ("tool", Ty::Str, false),
+            ("format", Ty::Enum(FORMATS), false),
+            ("variant", STR_OR_NULL, false),
+            ("input", Ty::Str, false),
+            ("block", Ty::UInt, false),
+            ("first_line", UINT_OR_NULL, false),
+            ("last_line", UINT_OR_NULL, false),
+            (
+                "truncated",
+                Ty::Null(&Ty::Walk(|v, at, out| {
+                    object(v, at, "a truncation", &[("after_line", Ty::UInt, true), ("reason", Ty::Str, true)], out)
+                })),
+                false,
+            ),
+            (
+                "semantics",
+                Ty::Walk(|v, at, out| {
+                    object(
+                        v,
+                        at,
+                        "the tool's semantics",
+                        &[
+                            ("itl", Ty::Null(&Ty::Enum(&["chunk", "token"])), false),
+                            ("itl_why", Ty::Null(&Ty::Str), false),
+                            (
+                                "output_tokens",
+                                Ty::Null(&Ty::Enum(&["server", "server-or-requested", "requested", "retokenized"])),
+                                false,
+                            ),
+                            ("e2e_end", Ty::Null(&Ty::Enum(&["last-chunk", "done-line"])), false),
+                        ],
+                        out,
+                    )
+                }),
+                false,
+            ),
+        ],
+        out,
+    );
+}
+
+/// `workload`, `totals`, `reported`: every figure of the vocabulary has its kind; other names are
+/// allowed (a report may carry its own figures), objects among them walked for known figures.
+pub(super) fn figures(v: &Value, at: &str, prefix: &str, out: &mut Vec<ShapeError>) {
+    use crate::vocabulary::Kind;
+    let Value::Object(m) = v else {
+        out.push(ShapeError { path: at.to_string(), expected: "an object of figures".into(), found: describe(v) });
+        return;
+    };
+    for (name, fig) in m {
+        let here = join(at, name);
+        let canonical = format!("{prefix}.{name}");
+        let Some(def) = crate::vocabulary::field(&canonical) else {
+            let group = crate::vocabulary::FIELDS.iter().any(|f| {
+                f.path.len() > canonical.len()
+                    && f.path.starts_with(&canonical)
+                    && f.path.as_bytes()[canonical.len()] == b'.'
+            });
+            match fig {
+                Value::Object(_) => figures(fig, &here, &canonical, out),
+                // A group of known figures (`reported.speculative`) is an object.
+                Value::Null => {}
+                _ if group => {
+                    out.push(ShapeError { path: here, expected: "an object of figures".into(), found: describe(fig) })
+                }
+                // A figure of the report's own: any value.
+                _ => {}
+            }
+            continue;
+        };
+        if fig.is_null() {
+            continue; // absent
+        }
+        match def.kind {
+            Kind::Count => check_ty(fig, Ty::UInt, &here, out),
+            Kind::Number => check_ty(fig, Ty::Num, &here, out),
+            Kind::Text => check_ty(fig, Ty::Str, &here, out),
+            Kind::List => check_ty(fig, Ty::List(&Ty::Null(&Ty::Num)), &here, out),
+            Kind::Stat => stat_shape(fig, &here, out),
+        }
+    }
+}
+
+/// A block of statistics: `mean`, `min`, `p50`, `p99.9`, `max`, `std`, ... each a number (or null:
+/// absent), at least one given.
+pub(super) fn stat_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const WANT: &str = "statistics (an object of mean, min, p50, p90, p99, max, std: numbers)";
+    let Value::Object(m) = v else {
+        out.push(ShapeError { path: at.to_string(), expected: WANT.into(), found: describe(v) });
+        return;
+    };
+    if m.values().all(Value::is_null) {
+        out.push(ShapeError {
+            path: at.to_string(),
+            expected: format!("{WANT}, at least one (leave the figure out, or null, when there is none)"),
+            found: describe(v),
+        });
+        return;
+    }
+    for (k, stat) in m {
+        let here = join(at, k);
+        if StatKey::parse(k).is_none() {
+            out.push(ShapeError {
+                path: here,
+                expected: "a statistic's name (mean, min, p50, p90, p99, p99.9, max, std)".into(),
+                found: "an unknown key".into(),
+            });
+            continue;
+        }
+        check_ty(stat, Ty::Null(&Ty::Num), &here, out);
+    }
+}
+
+pub(super) fn derived_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const NUM: Ty = Ty::Null(&Ty::Num);
+    const STR: Ty = Ty::Null(&Ty::Str);
+    object(
+        v,
+        at,
+        "the derived figures",
+        &[
+            (
+                "tpot_ms",
+                Ty::Walk(|v, at, out| {
+                    object(
+                        v,
+                        at,
+                        "the derived TPOT",
+                        &[
+                            ("mean", NUM, false),
+                            ("method", Ty::Null(&Ty::Enum(METHODS)), false),
+                            ("p50", NUM, false),
+                            ("p90", NUM, false),
+                            ("p99", NUM, false),
+                            ("token_weighted_mean", NUM, false),
+                            ("formula", STR, false),
+                            ("reason", STR, false),
+                            ("verified", Ty::Null(&Ty::Bool), false),
+                            ("unverified_reason", STR, false),
+                            ("approximate", STR, false),
+                        ],
+                        out,
+                    )
+                }),
+                false,
+            ),
+            ("per_user_decode_tok_per_s", NUM, false),
+            ("output_tok_per_s", NUM, false),
+            ("request_per_s", NUM, false),
+            ("mean_in_flight", NUM, false),
+            ("slot_utilization", NUM, false),
+            ("tokens_per_chunk", NUM, false),
+            (
+                "e2e_ms",
+                Ty::Null(&Ty::Walk(|v, at, out| {
+                    object(
+                        v,
+                        at,
+                        "the approximate E2E",
+                        &[("mean", Ty::Num, true), ("approximate", Ty::Bool, true), ("formula", Ty::Str, true)],
+                        out,
+                    )
+                })),
+                false,
+            ),
+            (
+                "per_request",
+                Ty::Null(&Ty::Walk(|v, at, out| {
+                    object(
+                        v,
+                        at,
+                        "the per-request summary",
+                        &[
+                            ("requests", Ty::UInt, true),
+                            ("failed", Ty::UInt, true),
+                            ("single_token", Ty::UInt, true),
+                            ("e2e_source", Ty::Str, true),
+                            ("e2e_mean_ms", NUM, false),
+                            (
+                                "tokens_per_chunk",
+                                Ty::Null(&Ty::Walk(|v, at, out| {
+                                    object(
+                                        v,
+                                        at,
+                                        "tokens per chunk",
+                                        &[("mean", Ty::Num, true), ("p50", Ty::Num, true)],
+                                        out,
+                                    )
+                                })),
+                                false,
+                            ),
+                        ],
+                        out,
+                    )
+                })),
+                false,
+            ),
+            (
+                "undefined",
+                Ty::Walk(|v, at, out| match v {
+                    Value::Object(m) => m.iter().for_each(|(k, why)| check_ty(why, Ty::Str, &join(at, k), out)),
+                    _ => out.push(ShapeError {
+                        path: at.to_string(),
+                        expected: "an object of reasons (strings)".into(),
+                        found: describe(v),
+                    }),
+                }),
+                false,
+            ),
+        ],
+        out,
+    );
+}
+
+pub(super) fn check_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    object(
+        v,
+        at,
+        "a check",
+        &[
+            ("id", Ty::Str, true),
+            ("severity", Ty::Enum(&["error", "warning", "info"]), true),
+            ("status", Ty::Enum(&["pass", "fail", "skipped"]), true),
+            ("message", Ty::Str, true),
+        ],
+        out,
+    );
+}
+
+pub(super) fn note_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    object(
+        v,
+        at,
+        "a note",
+        &[("code", Ty::Str, true), ("message", Ty::Str, true), ("line", Ty::Null(&Ty::UInt), false)],
+        out,
+    );
+}
+
+fn objective_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const NUM: Ty = Ty::Null(&Ty::Num);
+    const STATUSES: &[&str] = &["pass", "fail", "not-available", "not-comparable", "not-judged"];
+    object(
+        v,
+        at,
+        "an objective",
+        &[
+            ("objective", Ty::Str, true),
+            ("metric", Ty::Str, true),
+            ("stat", Ty::Null(&Ty::Str), false),
+            ("op", Ty::Enum(&["<=", "<", ">=", ">"]), true),
+            ("limit", Ty::Num, true),
+            ("unit", Ty::Str, true),
+            ("value", NUM, false),
+            ("margin", NUM, false),
+            ("margin_pct", NUM, false),
+            ("status", Ty::Enum(STATUSES), true),
+            ("source", Ty::Null(&Ty::Str), false),
+            ("reason", Ty::Null(&Ty::Str), false),
+        ],
+        out,
+    );
+}
+
+pub(super) fn row_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const STR: Ty = Ty::Null(&Ty::Str);
+    object(
+        v,
+        at,
+        "a row",
+        &[
+            ("section", STR, false),
+            ("label", Ty::Str, true),
+            ("value", STR, false),
+            ("line", Ty::UInt, true),
+            ("field", STR, false),
+            ("scope", STR, false),
+        ],
+        out,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// dstack's preset benchmark (dstack 0.22.5, `PresetBenchmark` in core/models/presets.py)
+
+/// Every shape error of dstack's `PresetBenchmark` document, as dstack's pydantic model reads it:
+/// unknown keys forbidden at every level, `tool`, `tool_version`, `command` non-empty strings,
+/// `workload.api` `chat_completions` or `completions`, `num_requests`, `input_tokens`,
+/// `concurrency` whole numbers `>= 1`, `output_tokens` `>= 2`, `shared_prefix_tokens` `>= 0`
+/// (optional), every metric required (counts whole `>= 0`, `duration_seconds` and both rates
+/// `> 0`, `ttft_ms` and `tpot_ms` each `{mean, p50, p99}` numbers `>= 0`), no bearer token in
+/// `command`. One addition: `metrics.e2e_ms` (dstack#4230's proposal, which lets TPOT be derived
+/// rather than trusted) may be given, `{mean, p50, p99}` numbers `>= 0` or null. Stricter than
+/// pydantic's lax mode in one way: a number must be a JSON number and a string a JSON string (no
+/// `"16"` for 16).
+pub fn dstack_shape(doc: &Value) -> Vec<ShapeError> {
+    let mut out = Vec::new();
+    object(
+        doc,
+        "",
+        "dstack's PresetBenchmark",
+        &[
+            ("tool", Ty::NonEmptyStr, true),
+            ("tool_version", Ty::NonEmptyStr, true),
+            ("command", Ty::NonEmptyStr, true),
+            ("workload", Ty::Walk(dstack_workload), true),
+            ("metrics", Ty::Walk(dstack_metrics), true),
+        ],
+        &mut out,
+    );
+    if let Some(Value::String(command)) = doc.get("command") {
+        if let Some(token) = crate::dstack_model::bearer_token(command) {
+            let shown: String = token.chars().take(4).collect();
+            out.push(ShapeError {
+                path: "command".into(),
+                expected: "a command without a credential (dstack refuses a bearer token value; write $TOKEN)".into(),
+                found: format!("a bearer token ({shown}...)"),
+            });
+        }
+    }
+    out
+}
+
+pub(super) fn dstack_workload(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    object(
+        v,
+        at,
+        "dstack's PresetWorkload",
+        &[
+            ("api", Ty::Enum(&["chat_completions", "completions"]), true),
+            ("dataset", Ty::Null(&Ty::Str), false),
+            ("num_requests", Ty::Int(1), true),
+            ("input_tokens", Ty::Int(1), true),
+            ("output_tokens", Ty::Int(2), true),
+            ("concurrency", Ty::Int(1), true),
+            ("shared_prefix_tokens", Ty::Int(0), false),
+        ],
+        out,
+    );
+}
+
+pub(super) fn dstack_metrics(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    object(
+        v,
+        at,
+        "dstack's PresetBenchmarkMetrics",
+        &[
+            ("successful_requests", Ty::Int(0), true),
+            ("failed_requests", Ty::Int(0), true),
+            ("duration_seconds", Ty::PosNum, true),
+            ("total_input_tokens", Ty::Int(0), true),
+            ("total_output_tokens", Ty::Int(0), true),
+            ("output_tok_per_s", Ty::PosNum, true),
+            ("per_user_tok_per_s", Ty::PosNum, true),
+            ("ttft_ms", Ty::Walk(dstack_latency), true),
+            ("tpot_ms", Ty::Walk(dstack_latency), true),
+            (
+                "e2e_ms",
+                Ty::Null(&Ty::Walk(|v, at, out| {
+                    const N: Ty = Ty::Null(&Ty::NumMin0);
+                    object(
+                        v,
+                        at,
+                        "the proposed e2e_ms",
+                        &[("mean", N, false), ("p50", N, false), ("p99", N, false)],
+                        out,
+                    )
+                })),
+                false,
+            ),
+        ],
+        out,
+    );
+}
+
+pub(super) fn dstack_latency(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    object(
+        v,
+        at,
+        "dstack's PresetBenchmarkLatency",
+        &[("mean", Ty::NumMin0, true), ("p50", Ty::NumMin0, true), ("p99", Ty::NumMin0, true)],
+        out,
+    );
+}

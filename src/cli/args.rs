@@ -1,0 +1,262 @@
+//! The command line's arguments: the commands, their flags and what each means (the `--help`
+//! text is these doc comments).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::emit::OutputFormat;
+use crate::objectives::Objectives;
+use crate::validate::Tolerances;
+
+/// Normalize vLLM / SGLang serving-benchmark output into one canonical JSON report; derive TPOT
+/// from E2E latency, TTFT and token counts (never from ITL); reject runs that contradict their
+/// own totals.
+///
+/// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
+/// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
+/// requires is missing; the message says how to get it), 6 the client `run` ran failed, 7 an
+/// objective of --slo not met (only when no other code applies).
+#[derive(Parser, Debug)]
+#[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+
+    /// Benchmark logs, result files (.json/.jsonl) or reports; standard input when none is given,
+    /// or for `-`.
+    pub(crate) files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub(crate) common: Common,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Validate a report written by hand (a canonical report or run, or dstack's preset report
+    /// shape) with the same rules; reject it when its figures contradict each other.
+    Check {
+        /// The report; `-` for standard input.
+        file: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run a benchmark client and report its run: `bench-normalize run [OPTIONS] -- vllm bench
+    /// serve ...`. The flags exact figures need are added where the command lacks them (see the
+    /// README, "Running the benchmark"); the client's output shows live on stderr; its output and
+    /// result file are read as one run. Exit code 6: the client failed (its result is still
+    /// reported).
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Keep the client's output log and result file in DIR (created if missing) instead of a
+        /// temporary directory removed at the end.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+        /// Run the command exactly as given: add no flag (for a client too old for one `run` adds).
+        #[arg(long)]
+        as_given: bool,
+        /// The client command, after `--`: `vllm bench serve ...`, `python -m
+        /// sglang.bench_serving ...`, `genai-perf profile ...`, `aiperf profile ...`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Summarize a sweep (runs of one configuration at several concurrencies or request rates):
+    /// per configuration, the frontier of output throughput against the per-user decode rate
+    /// (1000 / derived TPOT), ordered by load, Pareto-optimal points marked, with output
+    /// throughput / concurrency (what peers call "per user") beside it under its own name.
+    /// Rejected and unusable runs are listed, not plotted. Exit 3: no run gives a point.
+    Sweep {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value_t = SweepFormat::Table)]
+        format: SweepFormat,
+    },
+    /// Draw a sweep's frontier (output throughput vs per-user decode rate) and TTFT against load
+    /// as an SVG file, one series per configuration. Exit 3 (nothing written): no run gives a point.
+    Plot {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// The SVG file to write (written whole or not at all); `-` for standard output.
+        #[arg(long, short = 'o', value_name = "PATH")]
+        output: PathBuf,
+    },
+    /// Compare configurations: `bench-normalize compare BASELINE OTHER...`, each a file or a
+    /// directory of results. Runs are lined up by workload (concurrency, rate, input and output
+    /// lengths, model); per pair, derived TPOT, per-user decode rate, output throughput, TTFT
+    /// p50/p99, E2E mean/p50 and ITL side by side with ratios to the baseline. A figure whose
+    /// meaning differs between the two sides is refused or warned, with the reason (docs/compare.md).
+    Compare(CompareArgs),
+    /// Print the JSON Schema of the canonical report.
+    Schema,
+    /// List the parser definitions: tool, formats, variants, detection markers.
+    Parsers {
+        /// `json`, or a `table` for people.
+        #[arg(long, short = 'f', value_enum, default_value_t = ListFormat::Table)]
+        format: ListFormat,
+        /// Also load the definitions in this folder (as for normalizing).
+        #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+        parsers: Option<PathBuf>,
+    },
+    /// Print a shell completion script.
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// The inputs and grouping of `sweep` and `plot`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SweepArgs {
+    /// Benchmark logs, result files or reports holding the sweep's runs; `-` for standard input.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// What makes a series: runs of one tool, model and input/output length per request
+    /// (`workload`), or the runs of each input file (`input`).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Workload)]
+    pub(crate) group_by: GroupByArg,
+    /// Failed warnings reject a run too (it is then no point).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompareArgs {
+    /// The baseline configuration: a log, result file or report, or a directory of them.
+    pub(crate) baseline: PathBuf,
+    /// The configurations compared with the baseline, each a file or a directory.
+    #[arg(required = true)]
+    pub(crate) others: Vec<PathBuf>,
+    /// Output format: a table for people, Markdown for a pull request, JSON (docs/compare.md).
+    #[arg(long, short = 'f', value_enum, default_value_t = CompareFormat::Table)]
+    pub(crate) format: CompareFormat,
+    /// The workload fields runs are lined up by, comma-separated: concurrency, rate, input,
+    /// output, model (drop one to compare runs that differ in it, e.g. two models).
+    #[arg(long, value_name = "FIELDS", default_value = "concurrency,rate,input,output,model")]
+    pub(crate) key: String,
+    /// Failed warnings reject a run too (its figures are then left out).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder. Default: $BENCH_NORMALIZE_PARSERS.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupByArg {
+    Workload,
+    Input,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SweepFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CompareFormat {
+    /// Per workload, the two sides side by side with ratios and notes
+    Table,
+    /// The same as a Markdown table, for pasting into a pull request
+    Markdown,
+    /// The whole comparison (docs/compare.md)
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ListFormat {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct Common {
+    /// Output format.
+    #[arg(long, short = 'f', value_enum, default_value_t = OutputFormat::Json)]
+    pub(crate) format: OutputFormat,
+
+    /// Instead of the report, write out each run's derivation with its numbers: which rows, which
+    /// formula and method, which checks and why.
+    #[arg(long)]
+    pub(crate) explain: bool,
+
+    /// Failed warnings reject a run too (exit 1).
+    #[arg(long)]
+    pub(crate) strict: bool,
+
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+
+    /// Copy the input through, unchanged and as it arrives, to stderr, so a piped benchmark still
+    /// shows live: `vllm bench serve ... 2>&1 | bench-normalize --tee`. Takes no value: a name
+    /// after it is an input (to copy into a file, --tee-file).
+    #[arg(long, conflicts_with = "tee_file")]
+    pub(crate) tee: bool,
+
+    /// Copy the input through, as --tee does, into the file PATH (created, or emptied once every
+    /// check has passed). A PATH that is one of the inputs (by any name: a symlink, a hard link),
+    /// standard input's file, or the file standard output goes to is refused (exit 2).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) tee_file: Option<PathBuf>,
+
+    /// Also load the parser definitions (*.toml) in this folder; one with the id of a built-in
+    /// replaces it. Default: $BENCH_NORMALIZE_PARSERS.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+
+    /// decode-capacity / decode-within-e2e: how far a claimed TPOT may exceed its bound.
+    #[arg(long, value_name = "FACTOR", default_value_t = Tolerances::default().capacity)]
+    pub(crate) capacity_tolerance: f64,
+
+    /// e2e-capacity: how far requests x E2E may exceed concurrency x duration.
+    #[arg(long, value_name = "FACTOR", default_value_t = Tolerances::default().e2e_capacity)]
+    pub(crate) e2e_capacity_tolerance: f64,
+
+    /// throughput-totals: relative slack beyond 2-decimal rounding.
+    #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().throughput)]
+    pub(crate) throughput_tolerance: f64,
+
+    /// tpot-agreement: relative difference allowed between claimed and derived TPOT.
+    #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().tpot_agreement)]
+    pub(crate) tpot_tolerance: f64,
+
+    /// itl-is-per-chunk: ITL / TPOT above this means chunks carry several tokens.
+    #[arg(long, value_name = "RATIO", default_value_t = Tolerances::default().itl_chunk_ratio)]
+    pub(crate) itl_chunk_ratio: f64,
+
+    /// token-count-source: relative difference allowed between server and retokenized totals.
+    #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().token_count)]
+    pub(crate) token_count_tolerance: f64,
+
+    /// Service-level objectives to judge each accepted run on, comma-separated:
+    /// `ttft.p99<=2000,tpot.mean<=40,e2e.p50<=10s,decode_rate>=50`. Metrics ttft, tpot (the derived
+    /// TPOT), itl (per-token ITL only), e2e with a statistic (mean, median, min, max, pN), and
+    /// decode_rate, output_throughput, request_throughput; ops <=, <, >=, >; limits in ms (or `s`),
+    /// tok/s, req/s. An objective not met (missed, not available, not comparable) is exit 7.
+    /// Default: $BENCH_NORMALIZE_SLO (when set and not empty).
+    #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
+    pub(crate) slo: Option<Objectives>,
+}
+
+/// `--slo`'s value, read by [`crate::objectives::parse`] (a bad spec is exit 2).
+fn parse_slo(spec: &str) -> Result<Objectives, crate::objectives::SpecError> {
+    crate::objectives::parse(spec)
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorFormat {
+    Human,
+    Json,
+}

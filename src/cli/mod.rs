@@ -1,0 +1,220 @@
+//! The `bench-normalize` command (the binary is its entry, [`crate::cli_main`]): arguments
+//! ([`args`]) and their dispatch here, the reading of inputs ([`inputs`]), the output
+//! ([`output`]), the copy of the input (`--tee`, [`tee`]) and the diagnostics on stderr
+//! ([`diagnostics`]).
+//!
+//! It lives in the library, private, so that it can drive the pipeline's speed machinery (a
+//! second thread per input, runs rendered there) without that machinery being public API.
+
+mod args;
+mod compare;
+mod diagnostics;
+mod inputs;
+mod output;
+mod sweep;
+mod tee;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::error::printable;
+use crate::{Definitions, Error, ExitCode};
+use args::{Cli, Command, ErrorFormat, ListFormat};
+use diagnostics::report_error;
+use inputs::{normalize_inputs, run_client};
+
+/// The `bench-normalize` command, on the process's arguments: its exit code.
+pub(crate) fn main() -> i32 {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            // clap quotes the arguments; one that would drive a terminal is said escaped.
+            let hostile = args.iter().any(|a| a.to_string_lossy().chars().any(crate::error::needs_escape));
+            return argument_error(&e, json_errors_asked(&args), hostile) as i32;
+        }
+    };
+    let (files, common, reports_only) = match cli.command {
+        Some(Command::Check { file, common }) => (vec![file], common, true),
+        Some(Command::Run { common, keep, as_given, command }) => {
+            let settings = crate::client::Settings { keep, as_given };
+            return run_client(&command, &settings, common) as i32;
+        }
+        Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
+        Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
+        Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
+        Some(Command::Schema) => return print_schema() as i32,
+        Some(Command::Parsers { format, parsers }) => return list_parsers(format, parsers) as i32,
+        Some(Command::Completions { shell }) => {
+            // Generated in memory (clap_complete panics on a failed write), then written.
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "bench-normalize",
+                &mut script,
+            );
+            return write_listing(&script) as i32;
+        }
+        Some(Command::Man) => {
+            let mut page = Vec::new();
+            let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+            let code = match man.render(&mut page) {
+                Ok(()) => write_listing(&page),
+                Err(source) => {
+                    report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+                    ExitCode::Io
+                }
+            };
+            return code as i32;
+        }
+        None => (cli.files, cli.common, false),
+    };
+    normalize_inputs(files, common, reports_only) as i32
+}
+
+/// Whether the command line asks for JSON diagnostics (`--error-format json` or
+/// `--error-format=json`, the last one said, before a `--`), read from the raw arguments: an
+/// argument error happens before clap has parsed anything, and is said in the format asked for
+/// anyway.
+pub(crate) fn json_errors_asked(args: &[std::ffi::OsString]) -> bool {
+    let mut json = false;
+    let mut args = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(arg) = args.next() {
+        match arg {
+            Some("--") => break,
+            Some("--error-format") => json = args.next().flatten() == Some("json"),
+            Some(a) => {
+                if let Some(v) = a.strip_prefix("--error-format=") {
+                    json = v == "json";
+                }
+            }
+            None => {}
+        }
+    }
+    json
+}
+
+/// A command line clap refused (exit 2), or `--help` / `--version` (printed, exit 0). With JSON
+/// diagnostics asked for, the error is one JSON object, as every other diagnostic is; for a
+/// person, clap's own message, without colour and escaped when an argument (`hostile`) holds
+/// a character that would drive the terminal (clap passes them through to a terminal).
+pub(crate) fn argument_error(e: &clap::Error, json: bool, hostile: bool) -> ExitCode {
+    if !e.use_stderr() {
+        // --help, --version: the text is the output. A closed pipe is no error; a full disk is.
+        return match e.print() {
+            Err(source) if source.kind() != io::ErrorKind::BrokenPipe => {
+                report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+                ExitCode::Io
+            }
+            _ => ExitCode::Ok,
+        };
+    }
+    let plain = e.render().to_string();
+    let mut err = io::stderr().lock();
+    if json {
+        // The message without clap's `error: ` and its usage and help lines (the paragraphs that
+        // say what is wrong, and the possible values when it lists them).
+        let message = plain
+            .split("\n\n")
+            .filter(|p| !p.starts_with("Usage:") && !p.starts_with("For more information"))
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let message = message.strip_prefix("error: ").unwrap_or(&message);
+        let obj = serde_json::json!({
+            "code": "usage",
+            "message": message,
+            "input": null,
+            "line": null,
+            "column": null,
+            "exit_code": ExitCode::Usage as i32,
+        });
+        let _ = writeln!(err, "{obj}");
+    } else if hostile {
+        let _ = write!(err, "{}", plain.lines().map(|l| printable(l) + "\n").collect::<String>());
+    } else {
+        drop(err);
+        let _ = e.print();
+    }
+    ExitCode::Usage
+}
+
+/// Write a listing (schema, parsers, completions, man page) to stdout: exit 0 once written, or
+/// when the reader closed the pipe first (`| head`); exit 4, said on stderr, when it cannot be
+/// written (a full disk).
+pub(crate) fn write_listing(bytes: &[u8]) -> ExitCode {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => ExitCode::Ok,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::Ok,
+        Err(source) => {
+            report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
+            ExitCode::Io
+        }
+    }
+}
+
+pub(crate) fn print_schema() -> ExitCode {
+    let schema = crate::report::schema();
+    let mut text = serde_json::to_vec_pretty(&schema).expect("the schema serializes");
+    text.push(b'\n');
+    write_listing(&text)
+}
+
+/// The built-in definitions, or those of `--parsers DIR` over them (loaded once, kept for the
+/// life of the process).
+pub(crate) fn load_definitions(dir: Option<&Path>) -> Result<&'static Definitions, Error> {
+    match dir {
+        None => Ok(Definitions::builtin()),
+        Some(d) => Definitions::with_dir(d).map(|defs| &*Box::leak(Box::new(defs))),
+    }
+}
+
+pub(crate) fn list_parsers(format: ListFormat, dir: Option<PathBuf>) -> ExitCode {
+    let defs = match load_definitions(dir.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            report_error(ErrorFormat::Human, &e);
+            return e.exit_code();
+        }
+    };
+    let listing = crate::definition::listing(defs);
+    let text = match format {
+        ListFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&listing).expect("the listing serializes");
+            text.push('\n');
+            text
+        }
+        ListFormat::Table => {
+            let mut t = comfy_table::Table::new();
+            t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+                .set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+            t.set_header(["id", "tool", "format", "variants", "detected by", "from"]);
+            for d in listing.as_array().into_iter().flatten() {
+                let variants: Vec<&str> =
+                    d["variants"].as_array().into_iter().flatten().filter_map(|v| v["id"].as_str()).collect();
+                // Definitions given with --parsers are text from files: escaped as input text is.
+                let row = [
+                    d["id"].as_str().unwrap_or("").to_string(),
+                    d["tool"].as_str().unwrap_or("").to_string(),
+                    d["format"].as_str().unwrap_or("").to_string(),
+                    variants.join(", "),
+                    d["markers"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|m| m.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    d["origin"].as_str().unwrap_or("").to_string(),
+                ];
+                t.add_row(row.iter().map(|c| printable(c).into_owned()).collect::<Vec<_>>());
+            }
+            format!("{t}\n")
+        }
+    };
+    write_listing(text.as_bytes())
+}

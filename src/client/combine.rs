@@ -1,0 +1,181 @@
+//! The client's printed runs and its result file's read as one run, the printed figures checked
+//! against the file's ([`AGREEMENT_RULE`]).
+
+use crate::report::{Check, Figure, Figures, Note, Row, Severity, Status, Verdict};
+use crate::{Policy, Run};
+
+/// The check that the client's printed figures are its result file's.
+pub const AGREEMENT_RULE: &str = "output-matches-result-file";
+
+/// The client's printed runs and the runs of its result file, read as one: the last printed run
+/// with the last run of the file (a client invocation writes one, appended last), any others as
+/// they are. The merged run is the file's (exact figures, per-request arrays: TPOT method
+/// `per-request`) with the printed figures the file lacks, derived and validated again, and the
+/// printed figures checked against the file's ([`AGREEMENT_RULE`]).
+pub fn combine(mut printed: Vec<Run>, mut filed: Vec<Run>, policy: &Policy) -> Vec<Run> {
+    let (p, f) = match (printed.pop(), filed.pop()) {
+        (Some(p), Some(f)) => (p, f),
+        (p, f) => {
+            printed.extend(p);
+            filed.extend(f);
+            printed.append(&mut filed);
+            return printed;
+        }
+    };
+    let merged = merge(f, p, policy);
+    printed.append(&mut filed);
+    printed.push(merged);
+    printed
+}
+
+/// A figure printed with `decimals` decimals as `printed`, in the row's unit: how far the exact
+/// figure may lie from it (half a unit of the last digit, in the figure's unit).
+fn printed_slack(row_value: &str, figure: f64) -> Option<f64> {
+    // The first number of the printed value: `6,677.95`, `139.89`, `6.7 ± 0.002`.
+    let s = row_value.trim_start();
+    let end = s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+'))).unwrap_or(s.len());
+    let token = &s[..end];
+    if token.is_empty() || s[end..].starts_with(['e', 'E']) {
+        return None;
+    }
+    let number: f64 = token.replace(',', "").parse().ok()?;
+    let decimals = token.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    // The row's unit against the figure's (seconds printed, milliseconds kept).
+    let scale = if number != 0.0 && figure != 0.0 { (figure / number).abs() } else { 1.0 };
+    let scale = if (scale - 1.0).abs() < 0.02 { 1.0 } else { 10f64.powf(scale.log10().round()) };
+    Some(0.5 * 10f64.powi(-decimals) * scale * 1.0001 + 1e-9 * figure.abs())
+}
+
+/// One printed figure against the file's: `None` when they agree.
+fn disagreement(path: &str, printed: f64, filed: f64, rows: &[Row]) -> Option<String> {
+    let row = rows.iter().find(|r| r.field.as_deref() == Some(path))?;
+    let slack = printed_slack(row.value.as_deref()?, printed)?;
+    ((printed - filed).abs() > slack).then(|| {
+        format!(
+            "{path}: printed {printed} (line {} \"{}\") vs file {filed}",
+            row.line,
+            row.value.as_deref().unwrap_or("")
+        )
+    })
+}
+
+/// Merge the figures of `printed` into `into` (the file's): a figure the file lacks is taken from
+/// the output; one it has is compared ([`disagreement`]).
+fn merge_figures(
+    into: &mut Figures,
+    printed: &Figures,
+    prefix: &str,
+    rows: &[Row],
+    found: &mut Vec<String>,
+    compared: &mut usize,
+) {
+    for (name, fig) in printed.iter() {
+        let full = format!("{prefix}.{name}");
+        match (into.get(name).cloned(), fig) {
+            (None, f) => into.set(name, &full, f.clone()),
+            (Some(Figure::Group(_)), Figure::Group(g)) => {
+                if let Figure::Group(mine) = into.slot(name, &full, || Figure::Group(Figures::default())) {
+                    merge_figures(mine, g, &full, rows, found, compared);
+                }
+            }
+            (Some(Figure::Stat(have)), Figure::Stat(st)) => {
+                let mut have = have;
+                for (k, v) in st.iter() {
+                    match have.get(k) {
+                        Some(f) => {
+                            *compared += 1;
+                            found.extend(disagreement(&format!("{full}.{}", k.name()), v, f, rows));
+                        }
+                        None => {
+                            have.set(k, v);
+                        }
+                    }
+                }
+                into.set(name, &full, Figure::Stat(have));
+            }
+            (Some(have), f) => {
+                if let (Some(h), Some(p)) = (have.as_f64(), f.as_f64()) {
+                    *compared += 1;
+                    found.extend(disagreement(&full, p, h, rows));
+                }
+            }
+        }
+    }
+}
+
+/// The file's run with what only the output gave, and the agreement check.
+///
+/// Why disagreement is an error: the printed block and the result file are written by one client
+/// process from one in-memory result (vLLM prints `metrics` and dumps `result_json` built from
+/// it; SGLang prints and appends the same `result` dict; AIPerf and genai-perf print the export
+/// they write), each printed figure rounded to the decimals shown. A printed figure further from
+/// the file's than half a unit of its last printed digit therefore cannot come from the same run:
+/// one of the two is not this run's (a stale or foreign file, an edited log), and no figure of the
+/// merged run can be trusted.
+fn merge(mut file: Run, printed: Run, policy: &Policy) -> Run {
+    let mut found = Vec::new();
+    let mut compared = 0;
+    let rows = &printed.rows;
+    merge_figures(&mut file.workload, &printed.workload, "workload", rows, &mut found, &mut compared);
+    merge_figures(&mut file.totals, &printed.totals, "totals", rows, &mut found, &mut compared);
+    merge_figures(&mut file.reported, &printed.reported, "reported", rows, &mut found, &mut compared);
+    let lines = match (printed.source.first_line, printed.source.last_line) {
+        (Some(a), Some(b)) => format!(", lines {a}-{b}"),
+        _ => String::new(),
+    };
+    file.notes.push(Note {
+        code: "output-and-result-file".into(),
+        message: format!(
+            "read as one run: the result file {} and the client's output {} (parser {}{lines})",
+            file.source.input, printed.source.input, printed.source.parser
+        ),
+        line: None,
+    });
+    file.notes.extend(printed.notes.iter().cloned());
+    file.rows.extend(printed.rows.into_iter().map(|mut r| {
+        r.scope = Some(match r.scope {
+            Some(s) => format!("output {s}"),
+            None => "output".into(),
+        });
+        r
+    }));
+    crate::pipeline::close(&mut file, policy, crate::pipeline::Claims::None);
+    let (status, message) = if found.is_empty() {
+        (Status::Pass, format!("{compared} printed figures agree with the result file within their printed precision"))
+    } else {
+        (
+            Status::Fail,
+            format!(
+                "the client's output and its result file are not the same run's figures ({} of {compared} disagree beyond printing precision): {}",
+                found.len(),
+                found.join("; ")
+            ),
+        )
+    };
+    file.checks.push(Check { id: AGREEMENT_RULE.into(), severity: Severity::Error, status, message });
+    settle_verdict(&mut file, policy);
+    file
+}
+
+pub(super) fn settle_verdict(run: &mut Run, policy: &Policy) {
+    let rejects = |c: &Check| {
+        c.status == Status::Fail
+            && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
+    };
+    run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printed_precision_is_half_a_last_digit() {
+        assert!((printed_slack("139.89", 139.89).unwrap() - 0.005).abs() < 1e-4);
+        assert!((printed_slack("6,677.95", 6677.95).unwrap() - 0.005).abs() < 1e-4);
+        assert!((printed_slack("16", 16.0).unwrap() - 0.5).abs() < 1e-3);
+        // Seconds printed to one decimal, kept in milliseconds: 50 ms.
+        assert!((printed_slack("6.7 ± 0.002", 6700.0).unwrap() - 50.0).abs() < 0.1);
+        assert_eq!(printed_slack("n/a", 1.0), None);
+    }
+}

@@ -1,0 +1,52 @@
+//! `bench-normalize parsers`: the definitions in use, as data.
+
+use super::{CellStyle, Definitions, RowsAre};
+
+/// The definitions as data, for `bench-normalize parsers`: id, tool, format, where from, variants,
+/// and what a block or document of each is recognized by.
+pub fn listing(defs: &Definitions) -> serde_json::Value {
+    use serde_json::json;
+    let list: Vec<serde_json::Value> = defs
+        .iter()
+        .map(|d| {
+            let markers: Vec<String> = match (&d.block, &d.detect) {
+                (Some(b), _) => {
+                    let mut m = vec![format!("banner /{}/", b.banner.as_str())];
+                    m.extend(d.trailers.iter().map(|t| format!("trailer /{}/", t.banner.as_str())));
+                    if let Some(t) = &b.table {
+                        let cells = match t.cells {
+                            CellStyle::Ruled => "ruled",
+                            CellStyle::Csv => "csv",
+                            CellStyle::Aligned => "aligned",
+                        };
+                        let rows = match t.rows {
+                            RowsAre::Metrics => "a metric per row",
+                            RowsAre::Runs => "a run per row",
+                        };
+                        m.push(format!("{cells} tables, {rows}"));
+                    }
+                    m
+                }
+                (None, Some(det)) => {
+                    let mut m: Vec<String> = det.keys_all.iter().map(|k| format!("key {k}")).collect();
+                    if !det.keys_any.is_empty() {
+                        m.push(format!("one of keys {}", det.keys_any.join(", ")));
+                    }
+                    m
+                }
+                _ => Vec::new(),
+            };
+            json!({
+                "id": d.id,
+                "tool": d.tool,
+                "format": d.format.as_str(),
+                "description": d.description,
+                "origin": d.origin,
+                "markers": markers,
+                "variants": d.variants.iter().map(|v| json!({ "id": v.id, "description": v.description })).collect::<Vec<_>>(),
+                "rows": d.rows.len(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list)
+}

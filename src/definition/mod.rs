@@ -1,0 +1,709 @@
+//! Parser definitions: one TOML file per tool output format, under `parsers/`.
+//!
+//! A definition says how to find a result in the input (banner, closing line, section headers),
+//! which label feeds which canonical figure (with aliases, sections and occurrences), how to tell
+//! the tool's version variants apart, and what the tool's numbers mean (ITL per chunk or per
+//! token, where output token counts come from). The engine knows none of this by itself: a new
+//! label variant is a change to a definition, not to Rust code.
+//!
+//! The built-in definitions are compiled into the binary (`build.rs`); `--parsers DIR` adds or
+//! overrides definitions at run time.
+//!
+//! This module is the compiled model the engine reads and the set of definitions in use; the file
+//! format is in `raw`, its checks and compilation in `compile` (one function per section),
+//! the `parsers` listing in `listing`. What the text scanner derives from the definitions to
+//! skip noise is the scanner's (`detect::prefilter`): the definitions do not import the scanner.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::any::Any;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use crate::error::Error;
+use crate::lex::normalize_label;
+use crate::report::{E2eEnd, Format, ItlPer, StatKey, TokenCount};
+use crate::vocabulary::{FieldDef, Unit};
+
+mod compile;
+mod listing;
+mod raw;
+
+pub use compile::parse;
+pub use listing::listing;
+
+include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
+
+/// All definitions in use, built-ins first, overrides replacing by id.
+#[derive(Debug)]
+pub struct Definitions {
+    list: Vec<Definition>,
+    /// What the text scanner derives from the whole set (its prefilter, `detect::prefilter`),
+    /// built on first use: see [`Definitions::derived`].
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+/// What opens an argument dump in a log line: Python's repr of argparse's result,
+/// `Namespace(name=value, ...)` (vLLM prints it alone, SGLang also as `benchmark_args=Namespace(...)`).
+pub const ARGS_DUMP: &str = "Namespace(";
+
+/// The context label of an argument `name` of an argument dump.
+pub fn arg_label(name: &str) -> String {
+    format!("args.{name}:")
+}
+
+/// After this many lines in a row that are neither rows a definition knows nor section headers,
+/// an unclosed block is taken to have been cut off (the scanner's rule, `detect`), and a table
+/// block's default `max_noise`.
+pub(crate) const MAX_NOISE_RUN: usize = 8;
+
+/// One tool output format.
+#[derive(Debug)]
+pub struct Definition {
+    pub id: String,
+    pub tool: String,
+    pub format: Format,
+    pub description: String,
+    /// Said on every run this definition reads (what the tool's output is, and is not).
+    pub note: Option<String>,
+    /// Where the definition came from: `built-in parsers/x.toml` or a path.
+    pub origin: String,
+    pub block: Option<BlockSpec>,
+    pub semantics: SemanticsSpec,
+    pub variants: Vec<Variant>,
+    /// Lines before the banner read for the same run: `Label: value` lines, and the arguments
+    /// of an argument dump (labels `args.NAME:`, see [`ARGS_DUMP`]).
+    pub context: Vec<RowSpec>,
+    /// `[args] requires`: an argument dump is this tool's only when it names every one of these
+    /// arguments (a server's `Namespace(...)` in the same log is not the client's).
+    pub args_requires: Vec<String>,
+    /// Text formats: rows of the block. JSON formats: keys of the document (dotted paths into
+    /// nested objects; a `{stat}` placeholder as in `{stat}_ttft_ms`).
+    pub rows: Vec<RowSpec>,
+    /// JSON formats: when a document is this format.
+    pub detect: Option<DetectSpec>,
+    /// JSON formats: the per-request arrays, by role.
+    pub requests: RequestsSpec,
+    /// JSON formats: a number must be a JSON number and text a string (hand-written reports);
+    /// otherwise values are read leniently (`"inf"` is an absent number).
+    pub strict_types: bool,
+    /// JSON formats holding several runs in a list (guidellm's `benchmarks`): the key of the
+    /// list. Each element is a run; the rest of the document is readable under `top.`.
+    pub runs_at: Option<String>,
+    /// JSON formats whose metric objects state their unit (AIPerf's `{"unit": "ms", "avg": ...}`):
+    /// the key holding it. A key read from such an object is converted from the stated unit.
+    pub unit_key: Option<String>,
+    /// Finds where known rows start in a line that lost its line breaks (built on first use).
+    row_finder: OnceLock<Regex>,
+    /// Blocks printed right after a result block that belong to the same run.
+    pub trailers: Vec<TrailerSpec>,
+    /// Specs of `rows` by literal label, and the specs with a placeholder (checked in turn).
+    label_index: HashMap<String, Vec<usize>>,
+    templated: Vec<usize>,
+}
+
+/// A block printed right after the result block, for the same run (vllm-rs's "Steady-State
+/// Metrics"): its rows are read as one section of the run, never mixed into the main figures.
+#[derive(Debug)]
+pub struct TrailerSpec {
+    pub banner: Regex,
+    pub end: Regex,
+    /// The section its rows are read under (rows in `[[row]]` with this `section`).
+    pub section: String,
+    /// The variants that print it; blocks of other variants are not held back waiting for it.
+    pub variants: Vec<String>,
+    /// Lines allowed between the result block's closing line and the trailer's banner.
+    pub max_gap: usize,
+}
+
+/// When a JSON document is of a format: keys it must have, and keys of which it needs one.
+#[derive(Debug, Default)]
+pub struct DetectSpec {
+    pub keys_all: Vec<String>,
+    pub keys_any: Vec<String>,
+}
+
+/// A per-request array of a JSON format.
+#[derive(Debug, Clone)]
+pub struct ArraySpec {
+    pub key: String,
+    pub unit: Option<Unit>,
+}
+
+/// The per-request arrays of a JSON format, by what they hold.
+#[derive(Debug, Clone, Default)]
+pub struct RequestsSpec {
+    pub ttft: Option<ArraySpec>,
+    pub latency: Option<ArraySpec>,
+    pub output_len: Option<ArraySpec>,
+    pub input_len: Option<ArraySpec>,
+    /// Gaps between streamed chunks (or tokens), one list per request.
+    pub gaps: Option<ArraySpec>,
+    pub error: Option<ArraySpec>,
+    /// Other per-request arrays: kept compact, counted, not used.
+    pub other: Vec<String>,
+}
+
+impl RequestsSpec {
+    /// Every array key with how it is kept.
+    pub fn kinds(&self) -> Vec<(String, crate::input::json::ArrayKind)> {
+        use crate::input::json::ArrayKind::*;
+        let mut v = Vec::new();
+        for a in [&self.ttft, &self.latency, &self.output_len, &self.input_len].into_iter().flatten() {
+            v.push((a.key.clone(), Numbers));
+        }
+        if let Some(a) = &self.gaps {
+            v.push((a.key.clone(), Gaps));
+        }
+        if let Some(a) = &self.error {
+            v.push((a.key.clone(), Errors));
+        }
+        for k in &self.other {
+            v.push((k.clone(), Counted));
+        }
+        v
+    }
+}
+
+/// How a text block is found and divided.
+#[derive(Debug)]
+pub struct BlockSpec {
+    /// Searched anywhere in the line, so a pasted `` ```===== Serving... `` still opens a block.
+    pub banner: Regex,
+    /// The banner line is itself the first row (formats without a banner).
+    pub banner_is_row: bool,
+    /// Matched against the trimmed line.
+    pub end: Option<Regex>,
+    /// The block ends after the row with this label.
+    pub end_after_label: Option<String>,
+    /// A section header line; its name is the line without the `section_strip` characters around
+    /// it (empty: a plain rule).
+    pub section: Option<Regex>,
+    pub section_strip: String,
+    /// Lines inside a block that are known noise (log lines of other processes).
+    pub noise: Vec<Regex>,
+    /// The block is one or more tables of several columns (console tables, CSV exports).
+    pub table: Option<TableSpec>,
+    /// What `end` and `section` can start with: most lines of a block are rows, and are not tried.
+    pub end_first: FirstBytes,
+    pub section_first: FirstBytes,
+}
+
+/// The bytes a match of a regular expression anchored at the start (`^...`) can begin with, so
+/// that a text starting with none of them is not searched. Unknown (no `^`, a class too large, a
+/// pattern that matches the empty text): every text may match.
+#[derive(Debug, Clone, Default)]
+pub struct FirstBytes(Option<Box<[bool; 256]>>);
+
+impl FirstBytes {
+    pub fn of(re: Option<&Regex>) -> FirstBytes {
+        use regex_syntax::hir::{Look, literal::Extractor};
+        let Some(hir) = re.and_then(|re| regex_syntax::parse(re.as_str()).ok()) else { return FirstBytes(None) };
+        if !hir.properties().look_set_prefix().contains(Look::Start) {
+            return FirstBytes(None);
+        }
+        let seq = Extractor::new().extract(&hir);
+        let Some(lits) = seq.literals() else { return FirstBytes(None) };
+        let mut table = Box::new([false; 256]);
+        for l in lits {
+            match l.as_bytes().first() {
+                Some(b) => table[*b as usize] = true,
+                None => return FirstBytes(None),
+            }
+        }
+        FirstBytes(Some(table))
+    }
+
+    /// False only when the regular expression cannot match `text`.
+    pub fn may_match(&self, text: &str) -> bool {
+        match &self.0 {
+            None => true,
+            Some(t) => text.as_bytes().first().is_some_and(|b| t[*b as usize]),
+        }
+    }
+}
+
+/// A block made of tables: how a line is cut into cells, and what a row is.
+///
+/// The engine turns every cell into a row `label: value` before anything else reads the block,
+/// so the `[[row]]` specs of a table format are written like those of any other format: with
+/// `rows = "metrics"`, the cell of row `Inter Token Latency (ms)` under the column `avg` is the
+/// row `Inter Token Latency (ms) (avg):`; with `rows = "runs"`, each table row is a run of its
+/// own and its cells are the rows `<column header>:` (the header lines joined by spaces).
+#[derive(Debug, Clone)]
+pub struct TableSpec {
+    pub cells: CellStyle,
+    pub rows: RowsAre,
+    /// Header lines at the top of each table (CSV); `None`: the lines before a rule.
+    pub header_rows: Option<usize>,
+    /// Columns that hold a row's single value (`Value`): read as the row label alone.
+    pub value_columns: Vec<String>,
+    /// Lines that are not part of a table (blank lines aside) after which the block is over.
+    pub max_noise: usize,
+}
+
+/// How a table line is cut into cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellStyle {
+    /// Cells between `|`, `│`, `┃` or `║`; rules are made of box-drawing characters or `-=+:|`.
+    /// A header cell with nothing between its bars continues the cell on its left (a span).
+    Ruled,
+    /// Comma-separated values.
+    Csv,
+    /// Columns aligned by spaces, cut where the dash runs of the rule under the header are.
+    Aligned,
+}
+
+/// What a table row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowsAre {
+    /// One metric per row, its statistics in the columns (AIPerf).
+    Metrics,
+    /// One run per row, keyed by its first cell; the tables of a block are joined by that key
+    /// (guidellm, sweep summaries).
+    Runs,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SemanticsSpec {
+    /// Said (as a note) on a run of this format that has no E2E latency: how to get one.
+    pub missing_e2e_hint: Option<String>,
+    pub itl: Option<ItlPer>,
+    pub itl_why: Option<String>,
+    pub output_tokens: Option<TokenCount>,
+    pub e2e_end: Option<E2eEnd>,
+    pub itl_rules: Vec<ItlRule>,
+}
+
+/// ITL timing for some backends and variants.
+#[derive(Debug, Clone)]
+pub struct ItlRule {
+    pub backends: Vec<String>,
+    pub variants: Vec<String>,
+    /// The rule applies only when this canonical figure is present.
+    pub when_present: Option<&'static str>,
+    pub itl: ItlPer,
+    pub itl_why: String,
+}
+
+/// One version variant of a tool's output, recognized by what its block contains.
+#[derive(Debug)]
+pub struct Variant {
+    pub id: String,
+    pub description: String,
+    pub has: Vec<String>,
+    pub has_any: Vec<String>,
+    pub lacks: Vec<String>,
+    pub has_section: Vec<String>,
+    pub lacks_section: Vec<String>,
+    pub banner_width: Option<usize>,
+    pub context_has: Vec<String>,
+    pub context_lacks: Vec<String>,
+    pub output_tokens: Option<TokenCount>,
+    pub e2e_end: Option<E2eEnd>,
+    pub itl: Option<ItlPer>,
+    /// Pairs of figures this variant printed under each other's label.
+    pub swap: Vec<(Target, Target)>,
+    pub note: Option<String>,
+}
+
+/// What a block shows, for telling variants apart.
+pub struct Evidence<'a> {
+    pub labels: &'a [&'a str],
+    pub sections: &'a [String],
+    pub banner_width: usize,
+    pub context_labels: &'a [String],
+}
+
+impl Variant {
+    pub fn matches(&self, ev: &Evidence) -> bool {
+        let has = |l: &String| ev.labels.contains(&l.as_str());
+        let has_sec = |s: &String| ev.sections.contains(s);
+        let ctx = |l: &String| ev.context_labels.contains(l);
+        self.has.iter().all(has)
+            && (self.has_any.is_empty() || self.has_any.iter().any(has))
+            && !self.lacks.iter().any(has)
+            && self.has_section.iter().all(has_sec)
+            && !self.lacks_section.iter().any(has_sec)
+            && self.banner_width.is_none_or(|w| w == ev.banner_width)
+            && self.context_has.iter().all(ctx)
+            && !self.context_lacks.iter().any(ctx)
+    }
+}
+
+/// A canonical figure a row feeds: a path of the vocabulary, and for a stat block, which
+/// statistic (fixed here, or read from the label's `{stat}`).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub field: &'static FieldDef,
+    pub stat: Option<StatKey>,
+}
+
+impl PartialEq for Target {
+    fn eq(&self, other: &Target) -> bool {
+        self.field.path == other.field.path && self.stat == other.stat
+    }
+}
+
+impl Target {
+    pub fn path(&self) -> String {
+        let Some(k) = self.stat else { return self.field.path.to_string() };
+        // Built by hand: this runs for every row read, and format! cost several times more.
+        let mut s = String::with_capacity(self.field.path.len() + 8);
+        s.push_str(self.field.path);
+        s.push('.');
+        s.push_str(&k.name());
+        s
+    }
+}
+
+/// A label with at most one placeholder.
+#[derive(Debug, Clone)]
+pub struct LabelPattern {
+    prefix: String,
+    hole: Option<Hole>,
+    suffix: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hole {
+    /// `{stat}`: Mean, Median, P99, P99.9, Max, Min, Std
+    Stat,
+    /// `{index}`: a whole number
+    Index,
+    /// `{text}`: anything
+    Text,
+}
+
+/// What a placeholder matched.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Captured {
+    pub stat: Option<StatKey>,
+    pub index: Option<usize>,
+}
+
+impl LabelPattern {
+    fn parse(template: &str) -> Result<LabelPattern, String> {
+        let t = normalize_label(template);
+        let Some(open) = t.find('{') else {
+            return Ok(LabelPattern { prefix: t, hole: None, suffix: String::new() });
+        };
+        let close = t[open..].find('}').ok_or("a '{' without '}'")? + open;
+        let hole = match &t[open + 1..close] {
+            "stat" => Hole::Stat,
+            "index" => Hole::Index,
+            "text" => Hole::Text,
+            other => return Err(format!("unknown placeholder {{{other}}} (known: {{stat}}, {{index}}, {{text}})")),
+        };
+        let suffix = t[close + 1..].to_string();
+        if suffix.contains('{') {
+            return Err("at most one placeholder per label".into());
+        }
+        Ok(LabelPattern { prefix: t[..open].to_string(), hole: Some(hole), suffix })
+    }
+
+    /// The text before the placeholder (the whole text when there is none).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Match a normalized label.
+    pub fn matches(&self, label: &str) -> Option<Captured> {
+        let Some(hole) = self.hole else {
+            return (label == self.prefix).then(Captured::default);
+        };
+        let middle = label.strip_prefix(&self.prefix)?.strip_suffix(&self.suffix)?;
+        match hole {
+            Hole::Stat => {
+                Some(Captured { stat: Some(StatKey::parse(middle).filter(|_| !middle.is_empty())?), index: None })
+            }
+            Hole::Index => Some(Captured { stat: None, index: Some(middle.parse().ok()?) }),
+            Hole::Text => Some(Captured::default()),
+        }
+    }
+
+    pub fn hole(&self) -> Option<Hole> {
+        self.hole
+    }
+
+    /// The text after the placeholder (empty when there is none).
+    pub fn suffix(&self) -> &str {
+        &self.suffix
+    }
+
+    /// A regular expression matching the labels this pattern matches (spaces may be runs).
+    pub fn to_regex(&self) -> String {
+        let esc = |s: &str| regex::escape(s).replace(' ', r"\s+");
+        let hole = match self.hole {
+            None => "",
+            Some(Hole::Stat) => r"(?:Mean|Median|Min|Max|Std|P[0-9]+(?:\.[0-9]+)?)",
+            Some(Hole::Index) => r"[0-9]+",
+            Some(Hole::Text) => r"[^:]{0,40}?",
+        };
+        format!("{}{hole}{}", esc(&self.prefix), esc(&self.suffix))
+    }
+}
+
+/// Which rows a spec reads, and where their values go.
+#[derive(Debug)]
+pub struct RowSpec {
+    pub labels: Vec<LabelPattern>,
+    /// The label as written in the definition (for listings).
+    pub label: String,
+    /// Section headers the row may stand under; `None`: above the first header.
+    pub sections: Option<Vec<String>>,
+    /// `None`: a known row that feeds no figure (a heading).
+    pub target: Option<Target>,
+    /// Unit the tool prints the value in, when it differs from the figure's.
+    pub unit: Option<Unit>,
+    /// 1-based: only the n-th row with this label in its section.
+    pub occurrence: Option<usize>,
+    /// What the format prints after the value (`s`, `\(Poisson process\)`), anchored.
+    pub suffix: Option<Regex>,
+    /// For `a/b` values: where `b` goes.
+    pub total: Option<Target>,
+    /// JSON formats: the document must have this key (a hand-written report without it is an
+    /// error naming the key).
+    pub required: bool,
+    /// The tool writes 0 for "does not apply" (vLLM's `rtfx` outside audio runs).
+    pub zero_is_absent: bool,
+    /// `[[context]]` of an argument dump: the figure is read only when another argument of the
+    /// same dump has this value (`random_input_len` only when `dataset_name` is `random`).
+    pub when_arg: Option<(String, String)>,
+}
+
+impl RowSpec {
+    /// The figure a row matched by this spec feeds: its target, with the stat the label named
+    /// (`P99 TTFT (ms):` feeds `reported.ttft_ms` at p99). None for a row kept as printed only.
+    pub fn target_for(&self, captured: &Captured) -> Option<Target> {
+        let mut target = self.target.clone()?;
+        if target.stat.is_none() {
+            target.stat = captured.stat;
+        }
+        Some(target)
+    }
+
+    /// Does this spec read a row with this (normalized) label?
+    pub fn matches_label(&self, label: &str) -> Option<Captured> {
+        self.labels.iter().find_map(|p| p.matches(label))
+    }
+
+    pub fn matches_section(&self, section: Option<&str>, sectionless_block: bool) -> bool {
+        match (&self.sections, section) {
+            (None, None) => true,
+            (None, Some(_)) => false,
+            (Some(list), Some(s)) => list.iter().any(|x| x == s),
+            // A block pasted without its section headers: rows are matched by label alone.
+            (Some(_), None) => sectionless_block,
+        }
+    }
+}
+
+impl Definition {
+    /// The specs that may read a label, in definition order.
+    fn specs_for(&self, label: &str) -> impl Iterator<Item = &RowSpec> {
+        let literal = self.label_index.get(label).map(Vec::as_slice).unwrap_or(&[]);
+        // Both lists are ascending: merge them (this runs for every row, so without a Vec).
+        let (mut a, mut b) = (literal.iter().copied().peekable(), self.templated.iter().copied().peekable());
+        std::iter::from_fn(move || {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => *x.min(y),
+                (Some(x), None) => *x,
+                (None, Some(y)) => *y,
+                (None, None) => return None,
+            };
+            while a.next_if_eq(&next).is_some() || b.next_if_eq(&next).is_some() {}
+            Some(next)
+        })
+        .map(|i| &self.rows[i])
+    }
+
+    /// The spec for a row, by section, label and occurrence.
+    pub fn row_spec(
+        &self,
+        section: Option<&str>,
+        label: &str,
+        occurrence: usize,
+        sectionless_block: bool,
+    ) -> Option<(&RowSpec, Captured)> {
+        self.specs_for(label).find_map(|spec| {
+            if !spec.matches_section(section, sectionless_block) {
+                return None;
+            }
+            if spec.occurrence.is_some_and(|n| n != occurrence) {
+                return None;
+            }
+            spec.matches_label(label).map(|c| (spec, c))
+        })
+    }
+
+    /// Does any row spec read this label (in any section)? Used to tell tools apart.
+    pub fn knows_label(&self, label: &str) -> bool {
+        self.label_index.contains_key(label)
+            || self.templated.iter().any(|i| self.rows[*i].matches_label(label).is_some())
+    }
+
+    pub fn context_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
+        self.context.iter().find_map(|s| s.matches_label(label).map(|c| (s, c)))
+    }
+
+    /// Where rows, section headers and closing lines start in a line that holds several of them
+    /// (a block pasted on one line): byte offsets.
+    pub fn row_starts(&self, text: &str) -> Vec<usize> {
+        let re = self.row_finder.get_or_init(|| {
+            let mut alts: Vec<String> =
+                self.rows.iter().flat_map(|r| r.labels.iter().map(LabelPattern::to_regex)).collect();
+            // Longest first, so that `Total generated tokens (retokenized):` wins over its prefix.
+            alts.sort_by_key(|a| std::cmp::Reverse(a.len()));
+            alts.push(r"-{3,}[^-]*?-{3,}".into());
+            alts.push(r"={10,}".into());
+            Regex::new(&format!("(?:^|\\s)(?:{})", alts.join("|"))).expect("labels are escaped")
+        });
+        // No capture groups: the DFA finds the matches; a match may begin with its white space.
+        re.find_iter(text)
+            .map(|m| if text[m.start()..].starts_with(char::is_whitespace) { m.start() + 1 } else { m.start() })
+            .collect()
+    }
+
+    /// The spec of a JSON key (a dotted path).
+    pub fn key_spec(&self, key: &str) -> Option<(&RowSpec, Captured)> {
+        self.specs_for(key).find_map(|spec| spec.labels.iter().find_map(|p| p.matches(key)).map(|c| (spec, c)))
+    }
+
+    pub fn is_json(&self) -> bool {
+        matches!(self.format, Format::ResultJson | Format::ResultJsonl | Format::Report)
+    }
+}
+
+impl Definitions {
+    /// The JSON keys these definitions read (with the canonical report's and the per-request
+    /// arrays): what the JSON reader builds; any other large value is read past unbuilt.
+    pub fn json_keys(&self) -> crate::input::json::Keys {
+        let arrays = self.iter().flat_map(|d| d.requests.kinds()).collect();
+        let reads: Vec<crate::input::json::Reads> = self
+            .iter()
+            .filter(|d| d.is_json())
+            .map(|d| {
+                let mut names: Vec<String> = Vec::new();
+                for spec in &d.rows {
+                    for p in &spec.labels {
+                        names.push(match p.hole() {
+                            Some(_) => format!("{}\0{}", p.prefix(), p.suffix()),
+                            None => p.prefix().to_string(),
+                        });
+                    }
+                }
+                if let Some(det) = &d.detect {
+                    names.extend(det.keys_all.iter().chain(&det.keys_any).cloned());
+                }
+                for v in &d.variants {
+                    names.extend(v.has.iter().chain(&v.has_any).chain(&v.lacks).cloned());
+                }
+                crate::input::json::Reads { names, runs_at: d.runs_at.clone() }
+            })
+            .collect();
+        crate::input::json::Keys::of(arrays, &reads)
+    }
+
+    /// A value built from the whole set on first use and kept with it, for as long as the set
+    /// lives: the text scanner's prefilter (building its automata takes longer than reading a
+    /// small log, and a run over many files reads them all with the same definitions). Held
+    /// without its type so that the definitions do not depend on the scanner that reads them; one
+    /// kind of value per set.
+    pub(crate) fn derived<T: Any + Send + Sync>(&self, build: impl FnOnce(&Definitions) -> T) -> &T {
+        self.derived
+            .get_or_init(|| Box::new(build(self)))
+            .downcast_ref()
+            .expect("one kind of value derived from a set of definitions")
+    }
+
+    /// The built-in definitions (compiled in from `parsers/`), parsed once per process.
+    pub fn builtin() -> &'static Definitions {
+        static BUILTIN: OnceLock<Definitions> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            let mut list = Vec::new();
+            for (name, text) in BUILTIN_PARSERS {
+                // A broken built-in definition is a bug caught by the test suite.
+                list.push(
+                    parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")),
+                );
+            }
+            Definitions { list, derived: OnceLock::new() }
+        })
+    }
+
+    /// The built-ins plus every `*.toml` in `dir`; a definition with the id of a built-in
+    /// replaces it.
+    pub fn with_dir(dir: &Path) -> Result<Definitions, Error> {
+        let mut list: Vec<Definition> = Vec::new();
+        for (name, text) in BUILTIN_PARSERS {
+            list.push(parse(text, &format!("parsers/{name}"))?);
+        }
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("--parsers {}: {e}", dir.display())))?;
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+            let def = parse(&text, &name)?;
+            match list.iter().position(|d| d.id == def.id) {
+                Some(i) => list[i] = def,
+                None => list.push(def),
+            }
+        }
+        Ok(Definitions { list, derived: OnceLock::new() })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Definition> {
+        self.list.iter()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Definition> {
+        self.list.iter().find(|d| d.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_bytes_of_anchored_patterns() {
+        let fb = |p: &str| FirstBytes::of(Some(&Regex::new(p).unwrap()));
+        assert!(
+            fb("^=+$").may_match("=====") && !fb("^=+$").may_match("Mean TTFT (ms): 1") && !fb("^=+$").may_match("")
+        );
+        assert!(fb("^-{3,}(.*-{3,})?$").may_match("---x---") && !fb("^-{3,}(.*-{3,})?$").may_match("x---"));
+        // Not anchored, or matching the empty text: no filter.
+        assert!(fb("=+$").may_match("x") && fb("^x*$").may_match("") && fb("^x*$").may_match("y"));
+        assert!(FirstBytes::of(None).may_match("anything"));
+    }
+
+    #[test]
+    fn builtins_load() {
+        let defs = Definitions::builtin();
+        assert!(defs.get("vllm-bench-serve").is_some());
+        assert!(defs.get("sglang-bench-serving").is_some());
+    }
+
+    #[test]
+    fn label_templates() {
+        let p = LabelPattern::parse("{stat} TTFT (ms):").unwrap();
+        assert_eq!(p.matches("Mean TTFT (ms):").unwrap().stat, Some(StatKey::Mean));
+        assert_eq!(p.matches("P99.9 TTFT (ms):").unwrap().stat, Some(StatKey::P(99.9)));
+        assert_eq!(p.matches("Median TTFT (ms):").unwrap().stat, Some(StatKey::P(50.0)));
+        assert!(p.matches("Mean TPOT (ms):").is_none());
+        assert!(p.matches(" TTFT (ms):").is_none());
+        let i = LabelPattern::parse("Position {index}:").unwrap();
+        assert_eq!(i.matches("Position 7:").unwrap().index, Some(7));
+        assert!(i.matches("Position x:").is_none());
+        assert!(LabelPattern::parse("{bogus} x:").is_err());
+    }
+}

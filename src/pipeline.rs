@@ -1,0 +1,348 @@
+//! The pipeline driver: one input, whatever it is (a text log read a line at a time, a JSON result
+//! file or report read whole), through detect -> extract -> canonical -> derive -> validate, each
+//! run handed to the caller's [`Out`] as soon as it is complete.
+//!
+//! This module decides what an input is (text or JSON, from its first bytes) and scans text;
+//! [`json`] reads JSON documents, [`threads`] reads a text's blocks on a second thread. Every run,
+//! from whichever path, ends in [`close`]: derive, validate, and for a report read back, verify.
+
+pub(crate) mod json;
+pub(crate) mod threads;
+
+use std::io::{BufRead, Read};
+
+use serde::de::DeserializeSeed;
+
+use crate::detect::{self, Block, BlockEnd, DocKind, Scanner};
+use crate::input::json::{Doc, DocSeed, Documents};
+use crate::report::{self, Derived, Truncation};
+use crate::validate::Policy;
+use crate::{Definitions, Error, Options, Run, Sink, canonical, check, derive, extract, input, validate};
+
+/// [`crate::normalize`]; `live`: the input may make a read wait (a pipe, a terminal), and runs already
+/// found are handed out before such a read.
+/// How to read an input: the caller's [`Options`], and the speed machinery the command line
+/// drives (no public API: see docs/decisions.md, "The crate's public API").
+#[derive(Clone, Copy)]
+pub(crate) struct Config<'a> {
+    pub(crate) definitions: &'a Definitions,
+    pub(crate) policy: Policy,
+    /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
+    pub(crate) reports_only: bool,
+    /// Read the blocks of a text input on a second thread while the first goes on scanning. Runs
+    /// are still handed out in order, and, from a stream, each before a read of the input that
+    /// would wait (see `ready`), so `tail -f log | bench-normalize` prints each as its block ends.
+    pub(crate) pipelined: bool,
+    /// Whether the input has bytes to read at once (a `poll` of a pipe or a terminal). Without
+    /// it, a pipelined read of a stream takes every read as one that may wait, and waits for the
+    /// second thread's runs before it: correct, but little is left of the second thread.
+    pub(crate) ready: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+impl<'a> From<&Options<'a>> for Config<'a> {
+    /// A library caller's options: one thread, no readiness probe.
+    fn from(opts: &Options<'a>) -> Self {
+        Config {
+            definitions: opts.definitions,
+            policy: opts.policy,
+            reports_only: opts.reports_only,
+            pipelined: false,
+            ready: None,
+        }
+    }
+}
+
+/// Where the pipeline hands runs (and problems that do not stop the input): a caller's [`Sink`]
+/// ([`Plain`]), or the command line's output, which may have runs rendered on the second thread.
+pub(crate) trait Out {
+    fn run(&mut self, run: Run) -> Result<(), Error>;
+    /// A problem with part of an input (a malformed JSONL line) while the rest is still read.
+    fn diagnostic(&mut self, _error: Error) {}
+    /// How this output turns a run into its bytes, when that needs nothing but the run (JSON
+    /// Lines, say). A pipelined read ([`Config::pipelined`]) then renders some runs on its second
+    /// thread, when the first one (reading the input and handing out runs) is the busier, and
+    /// hands them to [`Out::rendered`] instead of [`Out::run`]: an output that gives a function
+    /// here implements both.
+    fn render(&self) -> Option<Render> {
+        None
+    }
+    /// A run's bytes, as [`Out::render`]'s function made them, and its [`Run::outline`] (source,
+    /// checks, verdict; the figures, notes and rows are in the bytes). Called only for an output
+    /// that gives [`Out::render`] a function; this default, for the others, is never used.
+    fn rendered(&mut self, run: Run, _bytes: Vec<u8>) -> Result<(), Error> {
+        self.run(run)
+    }
+}
+
+/// An output's rendering of a run (see [`Out::render`]); `None` when it cannot render it, and the
+/// run then goes to [`Out::run`] (which reports why).
+pub(crate) type Render = fn(&Run) -> Option<Vec<u8>>;
+
+/// A library caller's [`Sink`], which renders nothing.
+pub(crate) struct Plain<'s>(pub(crate) &'s mut dyn Sink);
+
+impl Out for Plain<'_> {
+    fn run(&mut self, run: Run) -> Result<(), Error> {
+        self.0.run(run)
+    }
+
+    fn diagnostic(&mut self, error: Error) {
+        self.0.diagnostic(error)
+    }
+}
+
+pub(crate) fn read<R: BufRead>(
+    mut reader: R,
+    input: &str,
+    opts: &Config,
+    sink: &mut dyn Out,
+    live: bool,
+) -> Result<usize, Error> {
+    let io = |source| Error::Io { input: input.to_string(), source };
+    // Look at the start without losing it.
+    let mut head = Vec::new();
+    loop {
+        let chunk = reader.fill_buf().map_err(io)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len().min(64 * 1024 - head.len());
+        head.extend_from_slice(&chunk[..n]);
+        reader.consume(n);
+        let started = head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf);
+        // A start like JSON is read on until what the input is shows (see `json_head_is_text`).
+        if head.len() >= 64 * 1024
+            || started
+                && (!looks_like_json(&head)
+                    || opts.reports_only
+                    || json_head_is_text(&head, opts.definitions).is_some())
+        {
+            break;
+        }
+    }
+    let mut reader = std::io::Cursor::new(head).chain(reader);
+    let head = reader.get_ref().0.get_ref();
+    if read_as_json(head, opts) {
+        let mut text = Vec::new();
+        reader.read_to_end(&mut text).map_err(io)?;
+        return json::normalize_json(&mut text, input, opts, sink);
+    }
+    if opts.reports_only {
+        return Err(Error::NoResult {
+            input: input.to_string(),
+            looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into(),
+        });
+    }
+    normalize_text(reader, input, opts, sink, live)
+}
+
+/// [`crate::normalize_file`]: a regular file, as [`read`] reads a stream. A JSON file is read in place from a
+/// private memory map instead of being copied into memory (a vLLM result file with
+/// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
+pub(crate) fn read_file(
+    mut file: std::fs::File,
+    input: &str,
+    opts: &Config,
+    sink: &mut dyn Out,
+) -> Result<usize, Error> {
+    use std::io::Seek;
+    // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
+    let mut head = Vec::new();
+    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok() && read_as_json(&head, opts);
+    file.rewind().map_err(|source| Error::Io { input: input.to_string(), source })?;
+    if json {
+        // SAFETY: the map is private (copy on write): what the parser writes stays in this
+        // process. A file truncated by someone else while it is read would fault, as it would
+        // for any program that maps its input (ripgrep, for one); a result file is written once.
+        if let Ok(mut map) = unsafe { memmap2::MmapOptions::new().map_copy(&file) } {
+            return json::normalize_json(&mut map, input, opts, sink);
+        }
+    }
+    read(std::io::BufReader::with_capacity(256 * 1024, file), input, opts, sink, false)
+}
+
+/// A text that starts like a JSON object or list (after white space and a byte-order mark).
+pub(crate) fn looks_like_json(head: &[u8]) -> bool {
+    let mut it = head.iter().copied().skip_while(|b| b.is_ascii_whitespace() || matches!(b, 0xef | 0xbb | 0xbf));
+    match it.next() {
+        Some(b'{') => matches!(it.find(|b| !b.is_ascii_whitespace()), Some(b'"') | Some(b'}') | None),
+        Some(b'[') => matches!(it.find(|b| !b.is_ascii_whitespace()), Some(b'{') | Some(b'[') | Some(b']') | None),
+        _ => false,
+    }
+}
+
+/// Whether an input whose first bytes are `head` is read as JSON: it starts like JSON, and is
+/// no text log that starts with JSON log records (see [`json_head_is_text`]; `check` reads JSON
+/// only).
+fn read_as_json(head: &[u8], opts: &Config) -> bool {
+    looks_like_json(head) && (opts.reports_only || json_head_is_text(head, opts.definitions) != Some(true))
+}
+
+/// Whether a text that starts like JSON is a text log all the same (a JSON log record on its first
+/// line, then the tool's output): `Some(true)` when, after complete JSON documents none of which is
+/// a known result file or report, comes a line that is no JSON; `Some(false)` when one is a known
+/// one (the input is read as JSON, its text lines scanned too); `None` while `head` does not tell.
+/// Such a log is then scanned as text a line at a time, in bounded memory, as any other.
+fn json_head_is_text(head: &[u8], defs: &Definitions) -> Option<bool> {
+    let arrays = defs.json_keys();
+    let known = |doc: &Doc| !matches!(detect::classify_doc(doc, defs), DocKind::Unknown);
+    let mut docs = Documents::new(head);
+    while let Some(span) = docs.next() {
+        let slice = &head[span.start..span.end];
+        if !looks_like_json(slice) {
+            // A line of text after the JSON.
+            return Some(true);
+        }
+        if !span.complete {
+            if span.end >= head.len() {
+                return None;
+            }
+            docs.skip_to_next_line(span.start);
+            continue;
+        }
+        let mut de = serde_json::Deserializer::from_slice(slice);
+        if let Ok(doc) = (DocSeed { arrays: &arrays, line: span.line }).deserialize(&mut de) {
+            if known(&doc) || doc.elements.iter().any(known) {
+                return Some(false);
+            }
+        }
+    }
+    None
+}
+
+pub(crate) fn normalize_text<R: BufRead>(
+    reader: R,
+    input: &str,
+    opts: &Config,
+    sink: &mut dyn Out,
+    live: bool,
+) -> Result<usize, Error> {
+    let mut scanner = Scanner::new(opts.definitions);
+    let found = if opts.pipelined {
+        threads::normalize_text_pipelined(reader, input, opts, &mut scanner, sink, live)?
+    } else {
+        let mut found = 0;
+        scan(reader, input, &mut scanner, &mut |block| {
+            found += 1;
+            sink.run(run_of_block(&block, input, &opts.policy))
+        })?;
+        found
+    };
+    if found == 0 {
+        return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
+    }
+    Ok(found)
+}
+
+/// Feed every line to the scanner and every completed block, in order, to `on_block`.
+pub(crate) fn scan<'d, R: BufRead>(
+    reader: R,
+    input: &str,
+    scanner: &mut Scanner<'d>,
+    on_block: &mut dyn FnMut(Block<'d>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut lines = input::LineReader::new(reader);
+    loop {
+        if !scanner.in_block() {
+            // Outside a block, pass over lines that cannot start one, a buffer at a time.
+            lines.skip_unwanted(|hay| scanner.first_wanted(hay));
+        }
+        let more = match lines.next_raw() {
+            Some(Ok(raw)) => {
+                // Most of a log is noise: look at a line's bytes first, decode only what matters.
+                if scanner.wants(raw.bytes) {
+                    scanner.push(raw.to_line());
+                }
+                true
+            }
+            Some(Err(source)) => return Err(Error::Io { input: input.to_string(), source }),
+            None => {
+                scanner.finish();
+                false
+            }
+        };
+        while let Some(block) = scanner.pop() {
+            on_block(block)?;
+        }
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
+/// extract -> canonical -> derive -> validate, for one text block.
+pub(crate) fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
+    let extracted = extract::extract(block);
+    let truncated = match block.end {
+        BlockEnd::Closed(_) | BlockEnd::Table(_) | BlockEnd::AfterTables(_) => None,
+        BlockEnd::NextBanner(line) => Some(Truncation {
+            after_line: block.last_line,
+            reason: format!("a new result banner started at line {line} before the closing line"),
+        }),
+        BlockEnd::Noise => Some(Truncation {
+            after_line: block.last_line,
+            reason: "the lines after it are not rows and no closing line came".into(),
+        }),
+        BlockEnd::EndOfInput => {
+            Some(Truncation { after_line: block.last_line, reason: "the input ended before the closing line".into() })
+        }
+    };
+    let origin = canonical::Origin {
+        definition: block.definition,
+        variant: block.variant,
+        input,
+        block: block.index,
+        first_line: Some(block.banner.number),
+        last_line: Some(block.last_line),
+        truncated,
+        format: block.definition.format,
+    };
+    let mut run = canonical::assemble(origin, extracted);
+    run.notes.extend(block.notes.iter().cloned());
+    if let BlockEnd::Table(_) = block.end {
+        run.notes.push(report::Note {
+            code: "markdown-table".into(),
+            message: "read from a Markdown table of the rows (no banner or closing line)".into(),
+            line: Some(block.banner.number),
+        });
+    }
+    if !block.ambiguous_with.is_empty() {
+        run.notes.push(report::Note {
+            code: "ambiguous-tool".into(),
+            message: format!(
+                "the rows fit {} as well as {}; read as {}",
+                block.ambiguous_with.join(", "),
+                block.definition.id,
+                block.definition.id
+            ),
+            line: Some(block.banner.number),
+        });
+    }
+    close(&mut run, policy, Claims::None);
+    run
+}
+
+/// What a run claims of its own derived figures, to be verified by [`close`].
+pub(crate) enum Claims<'a> {
+    /// Nothing: a tool's output, whose figures are checked by the rules alone.
+    None,
+    /// A report written by hand: its headline figures checked against their definitions.
+    Report,
+    /// A canonical run read back: the derived figures it stated (kept aside, never read as input).
+    Stated(&'a Derived),
+}
+
+/// The closing steps of every run: derive from the run's own inputs, validate against its totals,
+/// and verify what it claims. The one place these are done, in this order, whatever the input.
+pub(crate) fn close(run: &mut Run, policy: &Policy, claims: Claims) {
+    run.derived = derive::derive(run);
+    let restated = match claims {
+        Claims::None => None,
+        Claims::Report => Some(None),
+        Claims::Stated(stated) => Some(Some(check::restated(run, stated))),
+    };
+    validate::validate(run, policy);
+    if let Some(restated) = restated {
+        check::verify(run, restated, policy);
+    }
+}

@@ -1,0 +1,370 @@
+//! JSON inputs: result files, reports and JSON Lines, read as documents (the usual one-document
+//! file on a fast path, several or broken ones found by their extent first), each document
+//! classified and turned into runs; a text with JSON lines in it is also scanned as text.
+
+use serde::de::DeserializeSeed;
+
+use crate::detect::{self, DocKind};
+use crate::error::Location;
+use crate::input::json::{Doc, DocSeed, Documents, read_doc_fast};
+use crate::pipeline::{Claims, Config, Out, Plain, close, looks_like_json, normalize_text};
+use crate::report::{self, Format, Note};
+use crate::{Definitions, Error, Report, Run, canonical, check, definition, extract, input, llmd};
+
+pub(crate) fn normalize_json(text: &mut [u8], input: &str, opts: &Config, sink: &mut dyn Out) -> Result<usize, Error> {
+    let arrays = opts.definitions.json_keys();
+    // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
+    // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
+    let raw: &[u8] = text;
+    if let Some(doc) = read_doc_fast(raw, &arrays, first_line(raw)) {
+        return runs_of_docs(raw, vec![Ok(doc)], 0, input, opts, sink);
+    }
+    let (shifts, widened) = input::json::sanitize(text);
+    let text: &[u8] = widened.as_deref().unwrap_or(text);
+    // Unless sanitizing quoted something, the fast path would give up on the whole text again.
+    let (docs, text_lines) = read_documents(text, &shifts, &arrays, input, shifts.quoted > 0, opts.reports_only);
+    runs_of_docs(text, docs, text_lines, input, opts, sink)
+}
+
+/// Line of the first non-blank character.
+fn first_line(text: &[u8]) -> usize {
+    1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count()
+}
+
+/// extract -> ... -> validate every document, and hand out the runs (or the errors).
+/// `text_lines`: pieces of the text that are no JSON (lines of a log that has JSON lines in it).
+fn runs_of_docs(
+    text: &[u8],
+    docs: Vec<Result<Doc<'_>, Error>>,
+    text_lines: usize,
+    input: &str,
+    opts: &Config,
+    sink: &mut dyn Out,
+) -> Result<usize, Error> {
+    let mut found = 0;
+    let mut errors: Vec<Error> = Vec::new();
+    let mut index = 0;
+    // Documents that parse but are no known format: a JSON log, perhaps, with a result block
+    // inside its (escaped) strings.
+    let mut unknown_only = true;
+    // Documents of a known format (a result file, a report), whether or not they gave a run.
+    let mut known = 0;
+    let mut runs = Vec::new();
+    for doc in docs {
+        let doc = match doc {
+            Ok(d) => d,
+            Err(e) => {
+                unknown_only = false;
+                errors.push(e);
+                continue;
+            }
+        };
+        let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() {
+            vec![doc]
+        } else {
+            doc.elements
+        };
+        for doc in parts {
+            index += 1;
+            let unknown = matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
+            unknown_only &= unknown;
+            known += usize::from(!unknown);
+            match runs_of_doc(&doc, input, index, opts) {
+                Ok(mut r) => runs.append(&mut r),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+    }
+    if runs.is_empty() && unknown_only && text_lines == 0 && !opts.reports_only {
+        let first = errors.into_iter().next();
+        return normalize_text(std::io::Cursor::new(text), input, opts, sink, false).map_err(|e| match (e, first) {
+            (Error::NoResult { .. }, Some(json)) => json,
+            (e, _) => e,
+        });
+    }
+    if text_lines > 0 && !opts.reports_only {
+        // Text with JSON lines in it: its blocks are read as any text's, beside the documents
+        // that are results (in input order). When no document is one, the JSON lines were a
+        // log's records, and one that does not parse is no error of the input.
+        if known == 0 {
+            errors.clear();
+        }
+        if runs.is_empty() && errors.is_empty() {
+            // A text log after all: its runs go out as its blocks end, not held in memory.
+            return normalize_text(std::io::Cursor::new(text), input, opts, sink, false);
+        }
+        let mut text_runs = Vec::new();
+        match normalize_text(
+            std::io::Cursor::new(text),
+            input,
+            opts,
+            &mut Plain(&mut |r: Run| {
+                text_runs.push(r);
+                Ok(())
+            }),
+            false,
+        ) {
+            Ok(_) => {}
+            Err(Error::NoResult { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        if !runs.is_empty() && !text_runs.is_empty() {
+            runs.append(&mut text_runs);
+            runs.sort_by_key(|r: &Run| r.source.first_line);
+            for (i, run) in runs.iter_mut().enumerate() {
+                run.source.block = i + 1;
+            }
+        } else {
+            runs.append(&mut text_runs);
+        }
+    }
+    for run in runs {
+        found += 1;
+        sink.run(run)?;
+    }
+    if found == 0 && !errors.is_empty() {
+        // Every error in the order of the input: the last one is returned (and printed last).
+        let last = errors.pop().expect("not empty");
+        errors.into_iter().for_each(|e| sink.diagnostic(e));
+        return Err(last);
+    }
+    let mut errors = errors.into_iter();
+    match (found, errors.next()) {
+        (0, None) => Err(Error::NoResult { input: input.to_string(), looked_for: json_looked_for(opts.definitions) }),
+        (n, first) => {
+            first.into_iter().chain(errors).for_each(|e| sink.diagnostic(e));
+            Ok(n)
+        }
+    }
+}
+
+/// Every document of a JSON text, or the error that stopped one. The usual file is one document
+/// (vLLM's result JSON, 100 MB on one line): it is parsed in one pass. Several documents, or a
+/// broken one, are found by their extent first, so that a bad line does not stop the others.
+///
+/// Also returns how many pieces are no JSON at all: lines of text, not counted as errors unless
+/// `text_is_error` (where only reports are read).
+fn read_documents<'t>(
+    text: &'t [u8],
+    shifts: &input::json::Shifts,
+    arrays: &input::json::Keys,
+    input: &str,
+    fast_whole: bool,
+    text_is_error: bool,
+) -> (Vec<Result<Doc<'t>, Error>>, usize) {
+    // Each document is first tried on the fast path, which gives up on anything unusual.
+    let read = |slice: &'t [u8], line: usize, fast: bool| {
+        fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(Ok).unwrap_or_else(|| {
+            let mut de = serde_json::Deserializer::from_slice(slice);
+            (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d))
+        })
+    };
+    if let Ok(doc) = read(text, first_line(text), fast_whole) {
+        return (vec![Ok(doc)], 0);
+    }
+    let mut out = Vec::new();
+    let mut text_lines = 0;
+    let mut docs = Documents::new(text);
+    while let Some(span) = docs.next() {
+        if !text_is_error && !looks_like_json(&text[span.start..span.end]) {
+            // A line of text (`=== Serving Benchmark Result ===`, `[2025-08-28 22:41:28] ...`).
+            text_lines += 1;
+            docs.skip_to_next_line(span.start);
+            continue;
+        }
+        match read(&text[span.start..span.end], span.line, true) {
+            Ok(doc) => out.push(Ok(doc)),
+            Err(e) => {
+                let line = span.line + e.line().saturating_sub(1);
+                let column = shifts.input_column(line, e.column());
+                let what = if e.is_eof() || !span.complete { "truncated JSON" } else { "malformed JSON" };
+                // serde_json's own position is relative to the document; ours is given apart.
+                let detail = e.to_string();
+                let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(m, _)| m).to_string();
+                // The line, found from the document's start (not by counting every line before
+                // it: a long input with many broken lines would take quadratic time).
+                let mut from = text[..span.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+                for _ in 1..e.line().max(1) {
+                    from = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
+                }
+                let to = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i);
+                let text_line = String::from_utf8_lossy(&text[from..to])
+                    .replace("\"inf\"   ", "Infinity")
+                    .replace("\"-inf\"   ", "-Infinity")
+                    .chars()
+                    .take(120)
+                    .collect::<String>();
+                out.push(Err(Error::Parse {
+                    at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) },
+                    message: format!("{what}: {detail}"),
+                }));
+                docs.skip_to_next_line(span.start);
+            }
+        }
+    }
+    (out, text_lines)
+}
+
+fn json_looked_for(defs: &Definitions) -> String {
+    let mut v: Vec<String> = defs.iter().filter(|d| d.is_json()).map(|d| d.id.clone()).collect();
+    v.insert(0, "a canonical report".into());
+    v.join(", ")
+}
+
+/// extract -> canonical -> derive -> validate, for one JSON document (a canonical report gives
+/// one run per entry of `runs`). A report read back is verified, not trusted ([`check`]): every
+/// shape error of the document is returned at once, in document order.
+fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -> Result<Vec<Run>, Vec<Error>> {
+    let report_shape = |path: String, message: String| Error::Report { input: input.to_string(), path, message };
+    let shape_errors = |errors: Vec<check::ShapeError>| -> Vec<Error> {
+        errors.into_iter().map(|e| report_shape(e.path.clone(), e.message())).collect()
+    };
+    // An llm-d Benchmark Report (src/llmd.rs): its units are in the document, so it is read there.
+    let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+    if llmd::is_benchmark_report(&value) {
+        let mut run = llmd::read(&value).map_err(|(path, m)| vec![report_shape(path, m)])?;
+        canonical::reopen(&mut run, input, index);
+        close(&mut run, &opts.policy, Claims::None);
+        return Ok(vec![run]);
+    }
+    match detect::classify_doc(doc, opts.definitions) {
+        DocKind::CanonicalReport | DocKind::CanonicalRun => {
+            let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+            let shape = check::canonical_shape(&value);
+            if !shape.is_empty() {
+                return Err(shape_errors(shape));
+            }
+            // The walk above is the contract; serde's reading stays behind it (one error).
+            let runs: Vec<Run> = if doc.get("runs").is_some() {
+                let report: Report = serde_path_to_error::deserialize(value)
+                    .map_err(|e| vec![report_shape(e.path().to_string(), e.inner().to_string())])?;
+                report.runs
+            } else {
+                vec![
+                    serde_path_to_error::deserialize(value)
+                        .map_err(|e| vec![report_shape(e.path().to_string(), e.inner().to_string())])?,
+                ]
+            };
+            let many = runs.len() > 1 || doc.get("runs").is_some();
+            let mut out = Vec::with_capacity(runs.len());
+            let mut errors = Vec::new();
+            for (i, mut run) in runs.into_iter().enumerate() {
+                let at = if many { format!("runs[{i}].") } else { String::new() };
+                if let Err((path, msg)) = canonical::check_figure_types(&run) {
+                    errors.push(report_shape(format!("{at}{path}"), msg));
+                    continue;
+                }
+                canonical::reopen(&mut run, input, index + i);
+                // The stated derived figures are kept aside to be checked, never read: the
+                // derivation starts from nothing but the run's own inputs. (A per-request
+                // derivation's summary stays: its E2E mean is the arrays' measured one.)
+                let stated = std::mem::take(&mut run.derived);
+                if stated.tpot_ms.method == Some(report::TpotMethod::PerRequest) {
+                    run.derived.per_request = stated.per_request.clone();
+                }
+                close(&mut run, &opts.policy, Claims::Stated(&stated));
+                out.push(run);
+            }
+            if errors.is_empty() { Ok(out) } else { Err(errors) }
+        }
+        DocKind::Format { definition, variant, ambiguous_with } => {
+            if opts.reports_only && definition.format != Format::Report {
+                return Err(vec![Error::NoResult {
+                    input: input.to_string(),
+                    looked_for: format!("a report, not a {} result file", definition.tool),
+                }]);
+            }
+            if definition.id == "dstack-preset" {
+                let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+                let shape = check::dstack_shape(&value);
+                if !shape.is_empty() {
+                    return Err(shape_errors(shape));
+                }
+            }
+            if let Some(key) = &definition.runs_at {
+                // Several runs in one document: each element of the list, with the rest of the
+                // document under `top.`.
+                let top: serde_json::Map<String, serde_json::Value> =
+                    doc.fields.iter().filter(|(k, _)| k != key).cloned().collect();
+                let list = doc.get(key).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+                let mut runs = Vec::new();
+                for (i, el) in list.into_iter().enumerate() {
+                    let serde_json::Value::Object(m) = el else { continue };
+                    let mut fields: Vec<(String, serde_json::Value)> = m.into_iter().collect();
+                    fields.push(("top".into(), serde_json::Value::Object(top.clone())));
+                    let element = Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() };
+                    let evidence_keys = detect::doc_keys(&element);
+                    let evidence_keys: Vec<&str> = evidence_keys.iter().map(String::as_str).collect();
+                    let ev = definition::Evidence {
+                        labels: &evidence_keys,
+                        sections: &[],
+                        banner_width: 0,
+                        context_labels: &[],
+                    };
+                    let variant = definition.variants.iter().find(|v| v.matches(&ev));
+                    runs.push(
+                        run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)
+                            .map_err(|e| vec![e])?,
+                    );
+                }
+                return Ok(runs);
+            }
+            Ok(vec![run_of_doc(doc, definition, variant, input, index, opts, &ambiguous_with).map_err(|e| vec![e])?])
+        }
+        DocKind::Unknown => {
+            // dstack's preset benchmark with `metrics` of the wrong type is no longer recognized
+            // by its keys: its shape errors say more than "no known format".
+            if doc.get("metrics").is_some() && doc.get("workload").is_some() && doc.get("tool").is_some() {
+                let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+                let shape = check::dstack_shape(&value);
+                if !shape.is_empty() {
+                    return Err(shape_errors(shape));
+                }
+            }
+            let keys: Vec<&str> = doc.fields.iter().map(|(k, _)| k.as_str()).take(8).collect();
+            Err(vec![Error::Parse {
+                at: Location { input: input.to_string(), line: doc.line, column: None, text: None },
+                message: format!(
+                    "a JSON document that is no known result file or report (keys: {}); looked for: {}",
+                    keys.join(", "),
+                    json_looked_for(opts.definitions)
+                ),
+            }])
+        }
+    }
+}
+
+/// extract -> canonical -> derive -> validate, for one JSON document of a definition's format.
+fn run_of_doc(
+    doc: &Doc,
+    definition: &definition::Definition,
+    variant: Option<&definition::Variant>,
+    input: &str,
+    index: usize,
+    opts: &Config,
+    ambiguous_with: &[&str],
+) -> Result<Run, Error> {
+    let extracted = extract::extract_doc(doc, definition, input)?;
+    let origin = canonical::Origin {
+        definition,
+        variant,
+        input,
+        block: index,
+        first_line: Some(doc.line),
+        last_line: None,
+        truncated: None,
+        format: definition.format,
+    };
+    let mut run = canonical::assemble(origin, extracted);
+    if !ambiguous_with.is_empty() {
+        run.notes.push(Note {
+            code: "ambiguous-tool".into(),
+            message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id),
+            line: Some(doc.line),
+        });
+    }
+    // A report written by hand: its headline figures against their definitions.
+    let claims = if definition.format == Format::Report { Claims::Report } else { Claims::None };
+    close(&mut run, &opts.policy, claims);
+    Ok(run)
+}

@@ -1,0 +1,283 @@
+//! Rules on each value alone: latencies in order, statistic blocks that non-negative values can
+//! have, finite numbers, and a physically possible range.
+
+use crate::derive::{Inputs, show as f};
+use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
+use crate::vocabulary;
+use crate::vocabulary::{Key, Kind, reported};
+
+use super::{Outcome, rounding_ms, skip};
+
+pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    if let (Some(ttft), Some(e2e)) = (i.ttft_mean, i.e2e_mean) {
+        checked += 1;
+        if ttft < 0.0 || ttft > e2e {
+            problems.push(format!("mean TTFT {} ms is not within 0..mean E2E {} ms", f(ttft), f(e2e)));
+        }
+    }
+    // Every statistic block, its path built in one buffer as the walk goes.
+    walk(&run.reported, "reported", &mut |path, fig| {
+        let Figure::Stat(stat) = fig else { return };
+        checked += 1;
+        // Min, the percentiles and max, each against the one before it.
+        let mut before: Option<(StatKey, f64)> = None;
+        for (k, v) in stat.iter().filter(|(k, _)| !matches!(k, StatKey::Mean | StatKey::Std)) {
+            if let Some((bk, bv)) = before.filter(|(_, bv)| *bv > v) {
+                problems.push(format!("{path}: {bk} {} > {k} {}", f(bv), f(v)));
+            }
+            before = Some((k, v));
+        }
+        if let Some(mean) = stat.mean() {
+            let lo = stat.get(StatKey::Min);
+            let hi = stat.get(StatKey::Max);
+            if lo.is_some_and(|lo| mean < lo) || hi.is_some_and(|hi| mean > hi) {
+                problems.push(format!("{path}: mean {} is outside min..max", f(mean)));
+            }
+        }
+    });
+    if checked == 0 {
+        return skip("no latency statistics");
+    }
+    if problems.is_empty() {
+        (Status::Pass, format!("TTFT <= E2E and every statistic block is ordered ({checked} checked)"))
+    } else {
+        (Status::Fail, problems.join("; "))
+    }
+}
+
+/// The largest magnitude a statistic block shows, for its rounding slack.
+pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
+    let big = stat.iter().map(|(_, v)| v.abs()).fold(0.0, f64::max);
+    rounding + big * 1e-9
+}
+
+/// Every statistic block must be possible for a sample of non-negative values.
+///
+/// Proof sketches (`n` values `x_i >= 0`, mean `m`; printed values may be rounded to 2 decimals,
+/// so each bound has that slack):
+/// * at least a `1 - q` share of the values are `>= p_q` (for numpy's interpolated percentile
+///   too: with `lo = floor(q (n - 1))`, the `n - lo` values from `lo` up sum to at least
+///   `n (1 - q) p_q`), and the others are `>= 0`, so `m >= (1 - q) p_q`; for the median,
+///   `m >= p50 / 2`;
+/// * for the per-request blocks (TTFT, TPOT, E2E) of `R` requests, `m >= max / R`;
+/// * Bhatia-Davis: a population standard deviation `s` satisfies `s^2 <= (max - m)(m - min)`
+///   (`min` is `>= 0` when not printed); a sample standard deviation (`ddof = 1`) is at most
+///   `sqrt(n / (n - 1)) <= sqrt(2)` times it;
+/// * `|m - p50| <= s` (the mean and any median are within one standard deviation).
+pub(super) fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
+    let rounding = rounding_ms(run);
+    let mut check = |path: &str, stat: &Stat| {
+        let Some(m) = stat.mean() else { return };
+        checked += 1;
+        let e = slack_of(stat, rounding);
+        for (k, v) in stat.iter() {
+            if let StatKey::P(p) = k {
+                let q = p / 100.0;
+                if q < 1.0 && m + e < (1.0 - q) * (v - e) {
+                    problems.push(format!(
+                        "{path}: mean {} is below (1 - {q}) x {k} {} = {}: at least {:.0}% of the values are >= {k}, so the mean of non-negative values is at least that",
+                        f(m),
+                        f(v),
+                        f((1.0 - q) * v),
+                        (1.0 - q) * 100.0
+                    ));
+                }
+            }
+        }
+        let max = stat.get(StatKey::Max);
+        if let (Some(max), Some(r), true) = (max, i.successful, per_request.contains(&path)) {
+            if r >= 1.0 && m + e < (max - e) / r {
+                problems.push(format!(
+                    "{path}: mean {} is below max {} / {} requests: one value alone gives a larger mean",
+                    f(m),
+                    f(max),
+                    r as u64
+                ));
+            }
+        }
+        if let Some(s) = stat.get(StatKey::Std) {
+            if let Some(max) = max {
+                let min = stat.get(StatKey::Min).unwrap_or(0.0).max(0.0);
+                let limit = ((max - m + e).max(0.0) * (m - min + e).max(0.0)).sqrt() * std::f64::consts::SQRT_2 + e;
+                if s > limit {
+                    problems.push(format!(
+                        "{path}: std {} is more than values within {}..{} around mean {} can have ({})",
+                        f(s),
+                        f(min),
+                        f(max),
+                        f(m),
+                        f(limit)
+                    ));
+                }
+            }
+            if let Some(p50) = stat.get(StatKey::P(50.0)) {
+                if (m - p50).abs() > s + 2.0 * e {
+                    problems.push(format!(
+                        "{path}: mean {} and median {} are more than one std {} apart",
+                        f(m),
+                        f(p50),
+                        f(s)
+                    ));
+                }
+            }
+        }
+    };
+    walk(&run.reported, "reported", &mut |path, fig| {
+        if let Figure::Stat(stat) = fig {
+            check(path, stat);
+        }
+    });
+    // The derived per-request TPOT statistics are emitted too (other methods copy the rows or
+    // give a mean alone).
+    let dt = &run.derived.tpot_ms;
+    if let Some(m) = dt.mean.filter(|_| dt.method == Some(TpotMethod::PerRequest)) {
+        let mut st = Stat::default();
+        st.set(StatKey::Mean, m);
+        for (p, v) in [(50.0, dt.p50), (90.0, dt.p90), (99.0, dt.p99)] {
+            if let Some(v) = v {
+                st.set(StatKey::P(p), v);
+            }
+        }
+        if st.iter().count() > 1 {
+            check("derived.tpot_ms", &st);
+        }
+    }
+    if checked == 0 {
+        return skip("no statistic block with a mean");
+    }
+    if problems.is_empty() {
+        (Status::Pass, format!("{checked} statistic blocks are possible for non-negative values"))
+    } else {
+        (Status::Fail, format!("impossible statistics: {}", problems.join("; ")))
+    }
+}
+
+/// Fastest per-user decode rate flagged as beyond any engine, tok/s (TPOT 0.05 ms).
+pub const MAX_PER_USER_TOK_PER_S: f64 = 20_000.0;
+/// Shortest mean TTFT or E2E latency flagged, ms (10 microseconds).
+pub const MIN_LATENCY_MS: f64 = 0.01;
+
+/// Figures outside any physically possible range for their kind, flagged (a warning: a mock
+/// server can answer faster than any engine; a unit read wrong does the same).
+///
+/// Limits: the fastest per-user decode rates published for any engine are ~2,000-3,000 tok/s
+/// (wafer-scale and LPU hardware on small models; diffusion LMs ~1,000-1,500), so 20,000 tok/s
+/// per user (a TPOT of 0.05 ms) is ~7x beyond any of them; a TPOT below a microsecond is 1M
+/// tok/s. A first token or a whole request over HTTP within 10 microseconds is below the cost of
+/// one loopback round trip.
+pub(super) fn physical_range(run: &Run) -> Outcome {
+    let mut problems = Vec::new();
+    let mut n = 0;
+    let rate_of = |tpot: f64| 1000.0 / tpot;
+    let mut rates: Vec<(String, f64)> = Vec::new();
+    if let Some(r) = run.derived.per_user_decode_tok_per_s {
+        rates.push(("derived.per_user_decode_tok_per_s".into(), r));
+    }
+    if let Some(t) = run.derived.tpot_ms.mean.filter(|t| *t > 0.0) {
+        rates.push((format!("1000 / derived.tpot_ms.mean {}", f(t)), rate_of(t)));
+    }
+    if let Some(t) = run.stat(reported::TPOT_MS).and_then(Stat::mean).filter(|t| *t > 0.0) {
+        rates.push((format!("1000 / reported.tpot_ms.mean {}", f(t)), rate_of(t)));
+    }
+    if let Some(r) = run.number(reported::PER_USER_TOK_PER_S) {
+        rates.push((reported::PER_USER_TOK_PER_S.path().into(), r));
+    }
+    for (name, r) in rates {
+        n += 1;
+        if r > MAX_PER_USER_TOK_PER_S {
+            problems.push(format!(
+                "{name} = {} tok/s per user, above {} (no engine decodes a user's tokens faster than ~3,000 tok/s): a unit read wrong, or a mock server",
+                f(r),
+                MAX_PER_USER_TOK_PER_S as u64
+            ));
+        }
+    }
+    for key in [reported::TTFT_MS, reported::E2E_MS] {
+        if let Some(m) = run.stat(key).and_then(Stat::mean) {
+            n += 1;
+            if m < MIN_LATENCY_MS {
+                problems.push(format!(
+                    "{key}.mean = {} ms, below {} ms: no HTTP response arrives that fast",
+                    f(m),
+                    MIN_LATENCY_MS
+                ));
+            }
+        }
+    }
+    if n == 0 {
+        return skip("no TPOT, rate or latency");
+    }
+    if problems.is_empty() {
+        (Status::Pass, format!("{n} figures within physically possible ranges"))
+    } else {
+        (Status::Fail, problems.join("; "))
+    }
+}
+
+pub(super) fn finite_values(run: &Run) -> Outcome {
+    let mut problems = Vec::new();
+    let mut n = 0;
+    for (name, g) in [("workload", &run.workload), ("totals", &run.totals), ("reported", &run.reported)] {
+        walk(g, name, &mut |path, fig| match fig {
+            Figure::Count(_) => n += 1,
+            Figure::Number(x) => {
+                n += 1;
+                if !x.is_finite() || *x < 0.0 {
+                    problems.push(format!("{path} = {x}"));
+                } else if x.fract() != 0.0 && vocabulary::field(path).is_some_and(|f| f.kind == Kind::Count) {
+                    problems.push(format!("{path} = {x} is not a whole number"));
+                }
+            }
+            Figure::Stat(s) => {
+                for (k, v) in s.iter() {
+                    n += 1;
+                    if !v.is_finite() || v < 0.0 {
+                        problems.push(format!("{path}.{k} = {v}"));
+                    }
+                }
+            }
+            Figure::List(l) => {
+                for (idx, v) in l.iter().enumerate() {
+                    n += 1;
+                    if let Some(v) = v {
+                        if !v.is_finite() || *v < 0.0 {
+                            problems.push(format!("{path}[{idx}] = {v}"));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        });
+    }
+    if n == 0 {
+        return skip("no numbers");
+    }
+    if problems.is_empty() {
+        (Status::Pass, format!("{n} numbers, all finite and non-negative, counts whole"))
+    } else {
+        (Status::Fail, format!("not finite, negative or not whole: {}", problems.join(", ")))
+    }
+}
+
+pub(super) fn walk(g: &Figures, prefix: &str, visit: &mut dyn FnMut(&str, &Figure)) {
+    walk_in(g, &mut prefix.to_string(), visit);
+}
+
+/// [`walk`] with the path built in one buffer (`prefix`, restored on return).
+pub(super) fn walk_in(g: &Figures, path: &mut String, visit: &mut dyn FnMut(&str, &Figure)) {
+    for (k, v) in g.iter() {
+        let len = path.len();
+        path.push('.');
+        path.push_str(k);
+        match v {
+            Figure::Group(sub) => walk_in(sub, path, visit),
+            other => visit(path, other),
+        }
+        path.truncate(len);
+    }
+}
