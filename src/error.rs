@@ -320,6 +320,58 @@ mod tests {
         assert_eq!(mark.find('^'), Some(at), "{shown}");
     }
 
+    /// A string of printable text and the characters that move a terminal, forge a line or
+    /// reorder one, in any mix (as tests/hostile.rs makes them).
+    fn hostile() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        const HARMFUL: &[char] = &[
+            '\u{1b}', '\u{9b}', '\u{9d}', '\u{90}', '\u{9c}', '\u{85}', '\u{7}', '\r', '\n', '\t', '\u{7f}', '\0',
+            '\u{8}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
+            '\u{2069}', '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}',
+        ];
+        let c = prop_oneof![
+            4 => proptest::char::range(' ', '~'),
+            3 => proptest::sample::select(HARMFUL),
+            1 => proptest::sample::select(&['=', '+', '-', '@', '|', '!', '"', ',', '\''][..]),
+            1 => any::<char>(),
+        ];
+        proptest::collection::vec(c, 0..24).prop_map(|v| v.into_iter().collect())
+    }
+
+    fn raw(text: &str) -> Vec<char> {
+        text.chars().filter(|c| needs_escape(*c) && *c != '\n').collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Human diagnostics: an error quoting an input line keeps one source line, and every
+        /// other error is one line; no raw control character either way.
+        #[test]
+        fn diagnostics_print_no_raw_control_from_inputs(s in hostile(), col in 0usize..30) {
+            use proptest::prop_assert;
+            use proptest::prop_assert_eq;
+            let parse = |s: &str| Error::Parse {
+                at: Location { input: format!("{s}.jsonl"), line: 3, column: Some(col), text: Some(format!("{{\"a\": {s}")) },
+                message: format!("bad value {s}"),
+            };
+            let shown = render_human(&parse(&s), false);
+            prop_assert!(raw(&shown).is_empty(), "{:?} in {shown}", raw(&shown));
+            prop_assert_eq!(shown.lines().count(), render_human(&parse("x"), false).lines().count(), "{}", shown);
+            for e in [
+                Error::Io { input: s.clone(), source: std::io::Error::other("gone") },
+                Error::NoResult { input: s.clone(), looked_for: "Serving Benchmark Result".into() },
+                Error::Parse { at: Location { input: s.clone(), line: 1, column: None, text: None }, message: s.clone() },
+                Error::Report { input: s.clone(), path: format!("runs[0].{s}"), message: s.clone() },
+                Error::Definition { file: s.clone(), line: 1, column: 1, field: s.clone(), message: s.clone() },
+            ] {
+                let shown = render_human(&e, false);
+                prop_assert!(raw(&shown).is_empty(), "{:?} in {shown}", raw(&shown));
+                prop_assert_eq!(shown.lines().count(), 1, "{}", shown);
+            }
+        }
+    }
+
     #[test]
     fn messages_quote_the_line() {
         let e = Error::Parse {

@@ -108,15 +108,15 @@ impl Run {
         (g, rel)
     }
 
-    /// The figure at a full canonical path (`reported.ttft_ms`) read at run time; code names a
-    /// figure by its [`Key`] ([`Run::get`]).
+    /// The figure at a full canonical path, as the report writes it (`reported.ttft_ms`); a
+    /// group's figures by their path in it are [`Figures::get`] and its siblings.
     pub fn figure(&self, path: &str) -> Option<&Figure> {
         let (g, rel) = self.group(path);
         g.get(rel)
     }
 
     /// The group a key's figure is written in.
-    pub fn figures(&self, key: Key) -> &Figures {
+    pub(crate) fn figures(&self, key: Key) -> &Figures {
         match key.group() {
             Group::Workload => &self.workload,
             Group::Totals => &self.totals,
@@ -124,7 +124,7 @@ impl Run {
         }
     }
 
-    pub fn figures_mut(&mut self, key: Key) -> &mut Figures {
+    pub(crate) fn figures_mut(&mut self, key: Key) -> &mut Figures {
         match key.group() {
             Group::Workload => &mut self.workload,
             Group::Totals => &mut self.totals,
@@ -133,30 +133,30 @@ impl Run {
     }
 
     /// The figure of a canonical key (`vocabulary::reported::TTFT_MS`).
-    pub fn get(&self, key: Key) -> Option<&Figure> {
+    pub(crate) fn get(&self, key: Key) -> Option<&Figure> {
         self.figures(key).get(key.rel())
     }
 
     /// Whether the run has the figure.
-    pub fn has(&self, key: Key) -> bool {
+    pub(crate) fn has(&self, key: Key) -> bool {
         self.get(key).is_some()
     }
 
     /// A count or a number, as `f64`.
-    pub fn number(&self, key: Key) -> Option<f64> {
+    pub(crate) fn number(&self, key: Key) -> Option<f64> {
         self.figures(key).number(key.rel())
     }
 
-    pub fn text(&self, key: Key) -> Option<&str> {
+    pub(crate) fn text(&self, key: Key) -> Option<&str> {
         self.figures(key).text(key.rel())
     }
 
-    pub fn stat(&self, key: Key) -> Option<&Stat> {
+    pub(crate) fn stat(&self, key: Key) -> Option<&Stat> {
         self.figures(key).stat(key.rel())
     }
 
     /// Set a figure, replacing what was there (in report order when new).
-    pub fn set(&mut self, key: Key, value: Figure) {
+    pub(crate) fn set(&mut self, key: Key, value: Figure) {
         self.figures_mut(key).set(key.rel(), key.path(), value);
     }
 }

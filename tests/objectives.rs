@@ -453,7 +453,7 @@ proptest! {
             Ok(o) => prop_assert_eq!(objectives::parse(&o.to_string()).unwrap(), o),
             Err(e) => {
                 let message = e.to_string();
-                prop_assert!(!message.chars().any(bench_normalize::error::needs_escape), "{}", message);
+                prop_assert!(!message.chars().any(common::harmful), "{}", message);
                 if !matches!(e.kind, SpecErrorKind::Empty | SpecErrorKind::EmptyObjective) {
                     prop_assert!(message.contains('"'), "{}", message);
                 }

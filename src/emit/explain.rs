@@ -22,7 +22,7 @@ pub(super) fn source_rows(run: &Run, field_prefix: &str) -> Vec<String> {
 
 /// The derivation of a run written out with its numbers, for a person deciding whether to trust a
 /// figure. Every text in it that is not the explanation's own (names, labels, values, messages
-/// that quote an input) goes through [`printable`]: a line of the explanation is always one.
+/// that quote an input) is escaped as the diagnostics are: a line of the explanation is always one.
 pub fn explain(run: &Run) -> String {
     let p = |t: &str| printable(t).into_owned();
     let mut o = String::new();

@@ -33,7 +33,7 @@ pub struct RawLine<'a> {
 
 impl RawLine<'_> {
     /// The cleaned text (see [`clean`]).
-    pub fn to_line(&self) -> Line {
+    pub fn to_line(self) -> Line {
         Line { number: self.number, text: clean(self.bytes), truncated: self.truncated }
     }
 }
