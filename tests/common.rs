@@ -19,6 +19,16 @@ pub fn harmful(c: char) -> bool {
     c.is_control() || HARMFUL.contains(&c) || c == '\u{61c}'
 }
 
+/// Every run of `bytes` read as an input named `name`, with the default options.
+pub fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, Error> {
+    let mut runs = Vec::new();
+    normalize(bytes, name, &Options::default(), &mut |r| {
+        runs.push(r);
+        Ok(())
+    })?;
+    Ok(runs)
+}
+
 pub fn samples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }

@@ -22,7 +22,8 @@ mod common;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use bench_normalize::{Options, Run, normalize};
+use bench_normalize::Run;
+use common::run_all;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
@@ -159,15 +160,6 @@ impl Sample {
     fn in_trailer_gap(&self, k: usize) -> bool {
         self.trailers.iter().any(|&(c, t)| c <= k && k < t)
     }
-}
-
-fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, bench_normalize::Error> {
-    let mut runs = Vec::new();
-    normalize(bytes, name, &Options::default(), &mut |r| {
-        runs.push(r);
-        Ok(())
-    })?;
-    Ok(runs)
 }
 
 /// What must not change: see the module documentation.

@@ -25,7 +25,8 @@ mod common;
 
 use std::sync::OnceLock;
 
-use bench_normalize::{Options, Run, normalize};
+use bench_normalize::Run;
+use common::run_all;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
@@ -215,15 +216,6 @@ impl Sample {
             first == n || (first <= n && n <= last && !self.lines[first - 1].contains("Serving Benchmark Result"))
         })
     }
-}
-
-fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, bench_normalize::Error> {
-    let mut runs = Vec::new();
-    normalize(bytes, name, &Options::default(), &mut |r| {
-        runs.push(r);
-        Ok(())
-    })?;
-    Ok(runs)
 }
 
 fn project(run: &Run) -> Value {
