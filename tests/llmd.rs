@@ -198,7 +198,7 @@ fn rates_are_recomputed_from_totals() {
 /// A run rejected by a rule is not written (what llm-d stores must pass every rule); exit 1.
 #[test]
 fn a_rejected_run_is_not_written() {
-    let (docs, o) = reports(&sample("public/044-guidellm.txt"));
+    let (docs, o) = reports(&sample("noisy/duration-mistyped.txt"));
     assert_eq!(o.status.code(), Some(1));
     assert!(docs.is_empty());
     assert!(String::from_utf8_lossy(&o.stderr).contains("llmd-br: not written: the run is rejected"));

@@ -255,7 +255,7 @@ fn exit_codes() {
 /// (their figures are not trusted). With several runs, 7 ranks below every other code.
 #[test]
 fn rejected_and_unusable_runs_keep_their_code() {
-    let rejected = sample("public/044-guidellm.txt");
+    let rejected = sample("noisy/duration-mistyped.txt");
     let unusable = sample("noisy/cut-off-then-next-run.txt");
     let s2 = sample("captured/vllm-s2.stdout.txt");
     let o = bin().args(["--slo", "ttft.mean<=1", "-f", "jsonl"]).arg(&rejected).output().unwrap();
@@ -363,6 +363,7 @@ fn objectives_snapshots() {
             "captured/sglang-s2.result.jsonl",
             "versions/sglang0.4.1-s1.result.jsonl",
             "public/044-guidellm.txt",
+            "noisy/duration-mistyped.txt",
         ] {
             let runs: Vec<Run> = common::normalize_file(&sample(name))
                 .unwrap()
@@ -469,7 +470,7 @@ proptest! {
             "captured/vllm-s2.stdout.txt",
             "captured/sglang-s2.result.jsonl",
             "versions/vllm0.13.0-defpm-s1.stdout.txt",
-            "public/044-guidellm.txt",
+            "noisy/duration-mistyped.txt",
             "noisy/cut-off-then-next-run.txt",
         ];
         let runs = common::normalize_file(&sample(names[which])).unwrap();

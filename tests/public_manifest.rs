@@ -3,6 +3,7 @@
 mod common;
 
 use bench_normalize::Run;
+use bench_normalize::report::{StatKey::P, Verdict};
 
 /// The figure a manifest key names. The manifest records each row as the tool labels it; the
 /// peers' rows land where their meaning puts them: AIPerf's "Inter Token Latency" is a TPOT
@@ -123,4 +124,27 @@ fn genai_perf_lower_case_ms_table() {
     let got = run.derived.tpot_ms.mean.unwrap();
     assert!((got - want).abs() < 1e-4, "{got} vs {want}");
     assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+}
+
+/// guidellm's published example 044 draws each group header over 5 columns, over 6 sub-columns
+/// each: every percentile must still land under its own metric (values as the paste prints them).
+#[test]
+fn a_hand_edited_grouped_header_keeps_each_percentile_under_its_metric() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/044-guidellm.txt")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    let stat = |name: &str| run.reported.stat(name).unwrap_or_else(|| panic!("{name} not read"));
+    let (ttft, e2e, lpot) = (stat("ttft_ms"), stat("e2e_ms"), stat("latency_per_output_token_ms"));
+    for (got, want) in [
+        (ttft.get(P(90.0)), 30.2),
+        (ttft.get(P(95.0)), 32.5),
+        (ttft.get(P(99.0)), 35.1),
+        (e2e.get(P(99.0)), 160.5),
+        (lpot.get(P(90.0)), 23.7),
+        (lpot.get(P(99.0)), 24.8),
+    ] {
+        assert_eq!(got, Some(want));
+    }
+    assert!(run.notes.iter().any(|n| n.code == "table-header-repaired"));
+    assert_eq!(run.verdict, Verdict::Accepted);
 }

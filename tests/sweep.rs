@@ -209,14 +209,14 @@ fn pareto_marks_match_the_definition() {
 fn rejected_runs_are_excluded_and_uncertain_tpots_marked() {
     std::env::set_current_dir(env!("CARGO_MANIFEST_DIR")).unwrap();
     let sw = summarize(
-        &["public/044-guidellm.txt", "versions/sglang0.4.1-oai-s2.result.jsonl", "public/005-vllm.txt"],
+        &["noisy/duration-mistyped.txt", "versions/sglang0.4.1-oai-s2.result.jsonl", "public/005-vllm.txt"],
         GroupBy::Workload,
     );
     let rejected: Vec<_> = sw.excluded.iter().filter(|e| e.verdict == "rejected").collect();
     assert_eq!(rejected.len(), 1);
-    assert!(rejected[0].input.ends_with("044-guidellm.txt"));
-    assert!(rejected[0].reason.contains("latency-order"), "{}", rejected[0].reason);
-    assert!(sw.series.iter().flat_map(|s| &s.points).all(|p| !p.input.ends_with("044-guidellm.txt")));
+    assert!(rejected[0].input.ends_with("duration-mistyped.txt"));
+    assert!(rejected[0].reason.contains("e2e-capacity"), "{}", rejected[0].reason);
+    assert!(sw.series.iter().flat_map(|s| &s.points).all(|p| !p.input.ends_with("duration-mistyped.txt")));
     let point = |name: &str| sw.series.iter().flat_map(|s| &s.points).find(|p| p.input.ends_with(name)).unwrap();
     let approx = point("sglang0.4.1-oai-s2.result.jsonl");
     assert_eq!(approx.tpot_method.as_deref(), Some("e2e-median-ttft-tokens"));
@@ -228,13 +228,13 @@ fn rejected_runs_are_excluded_and_uncertain_tpots_marked() {
     assert!(close(approx.per_user_decode_tok_per_s, 1000.0 / t, 0.01));
     // The CLI: the rejection is said, exit 1, the summary still printed.
     let out = bin()
-        .args(["sweep", "-f", "json", "samples/public/044-guidellm.txt", "samples/captured/vllm-s4.stdout.txt"])
+        .args(["sweep", "-f", "json", "samples/noisy/duration-mistyped.txt", "samples/captured/vllm-s4.stdout.txt"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["excluded"][0]["verdict"], "rejected");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("latency-order"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("e2e-capacity"));
 }
 
 #[test]

@@ -119,4 +119,22 @@ bar = "\r" + "\r".join(f" {p:3d}%|{'█' * (p // 10):<10}| {p * 16 // 100}/16 [0
 write("mixed-tools-one-stream.txt", "Maximum request concurrency: None\nTraffic request rate: inf\n" + v + bar + "/opt/x.py:1: UserWarning: something\n  warnings.warn(...)\n" + g + r)
 # A CI log that ran every peer in turn: their console tables between vLLM blocks and a vllm-rs sweep.
 write("peers-one-stream.txt", read("captured/vllm-s2.stdout.txt") + read("peers/aiperf-s2.stdout.txt") + read("peers/guidellm-s2.stdout.txt") + read("versions/vllmrs0.33.0-sweep.stdout.txt") + read("peers/genaiperf-s2.stdout.txt"))
+# 11. The dstack preset-report mistake, in a log: the TPOT rows overwritten with the ITL rows'
+#     values (an agent "fixing" a block by hand). ITL is per chunk here (~10 tokens a chunk), so
+#     the block now claims a decode ~10x slower than its own E2E latency and token counts allow:
+#     a run that contradicts itself, for the tests that need a rejected run.
+sg = read("captured/sglang-oai-s2.stdout.txt").split("\n")
+itl = {l.split(" ITL")[0]: l.split(":", 1)[1] for l in sg if " ITL (ms):" in l}
+out = []
+for l in sg:
+    if " TPOT (ms):" in l and l.split(" TPOT")[0] in itl:
+        l = l.split(":", 1)[0] + ":" + itl[l.split(" TPOT")[0]]
+    out.append(l)
+write("tpot-overwritten-with-itl.txt", "\n".join(out))
+# 12. A figure retyped with its decimal point moved (26.74 s typed as 2.674 s): the block's own
+#     totals no longer add up (16 requests of 6.68 s on 4 slots cannot fit in 2.674 s), which the
+#     tests need as a run rejected by its rules.
+sg = read("captured/sglang-oai-s2.stdout.txt")
+assert "Benchmark duration (s):                  26.74" in sg
+write("duration-mistyped.txt", sg.replace("Benchmark duration (s):                  26.74", "Benchmark duration (s):                  2.674"))
 print("wrote", sorted(f for f in os.listdir(HERE) if not f.endswith((".py", ".md")) or f.endswith("table.md") or f.startswith("markdown")))

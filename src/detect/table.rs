@@ -62,36 +62,106 @@ pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<
         CellStyle::Aligned => aligned_tables(def, spec, lines),
         CellStyle::Ruled | CellStyle::Bars | CellStyle::Csv => ruled_tables(def, spec, lines),
     };
-    let notes: Vec<Note> = tables.iter().flat_map(misfits).collect();
+    let mut tables = tables;
+    let notes: Vec<Note> = tables.iter_mut().flat_map(fit_headers).collect();
     match spec.rows {
         RowsAre::Metrics => {
             let last_line = tables.iter().filter(|t| !t.data.is_empty()).map(|t| t.last).max();
             vec![Body { lines: metric_rows(def, spec, &tables), notes, last_line }]
         }
-        RowsAre::Runs => run_rows(def, &tables)
-            .into_iter()
-            .map(|(lines, last_line)| Body { lines, notes: notes.clone(), last_line: Some(last_line) })
-            .collect(),
+        RowsAre::Runs => {
+            let runs = run_rows(def, &tables);
+            if runs.is_empty() && !notes.is_empty() {
+                // Every table was unreadable: the block is still said, with why.
+                let last_line = tables.iter().map(|t| t.last).max();
+                return vec![Body { lines: Vec::new(), notes, last_line }];
+            }
+            runs.into_iter()
+                .map(|(lines, last_line)| Body { lines, notes: notes.clone(), last_line: Some(last_line) })
+                .collect()
+        }
     }
 }
 
-/// A header line with another number of cells than the rows under it: the column names may be
-/// shifted (a header span of the wrong width), so the figures read through them are suspect.
-fn misfits(table: &Table) -> Vec<Note> {
+/// A header line with another number of cells than the rows under it: a group's span drawn with
+/// the wrong number of bars (a hand-edited table), so the names of the columns right of it cannot
+/// be taken from the bars.
+///
+/// One repair is made, when it is the only reading there is: the header line's groups stand over a
+/// full-width header line whose labels repeat once per group (`Mdn | Mean | p99` under each of
+/// four metrics), so each group spans one repetition. At least two groups must repeat the pattern
+/// (one group over the rest of the line proves nothing), and exactly one split of the line into
+/// leading columns and groups may fit. Otherwise the table's figures are not read: a figure under
+/// a shifted column name would be a wrong figure.
+fn fit_headers(table: &mut Table) -> Vec<Note> {
     let Some(width) = table.data.iter().map(|(_, c)| c.len()).max() else { return Vec::new() };
-    table
-        .header
-        .iter()
-        .filter(|(_, cells)| cells.len() != width)
-        .map(|(line, cells)| Note {
-            code: "table-header-misfit".into(),
-            message: format!(
-                "this header line has {} cells but the rows under it have {width}: the column names may be shifted",
-                cells.len()
+    let full = table.header.iter().rposition(|(_, cells)| cells.len() == width);
+    let mut notes = Vec::new();
+    let mut unreadable = false;
+    for i in 0..table.header.len() {
+        let (line, cells) = &table.header[i];
+        if cells.len() == width {
+            continue;
+        }
+        let repaired = full.filter(|&f| f != i).and_then(|f| respan(cells, &table.header[f].1, width));
+        let (code, message) = match &repaired {
+            Some(_) => (
+                "table-header-repaired",
+                format!(
+                    "this header line has {} cells but the rows under it have {width}: its groups were spread evenly \
+                     over the sub-columns, which repeat once per group",
+                    cells.len()
+                ),
             ),
-            line: Some(line.number),
-        })
-        .collect()
+            None => (
+                "table-header-misfit",
+                format!(
+                    "this header line has {} cells but the rows under it have {width}: the column names cannot be told, \
+                     so this table's figures are not read",
+                    cells.len()
+                ),
+            ),
+        };
+        notes.push(Note { code: code.into(), message, line: Some(line.number) });
+        match repaired {
+            Some(cells) => table.header[i].1 = cells,
+            None => unreadable = true,
+        }
+    }
+    if unreadable {
+        table.data.clear();
+    }
+    notes
+}
+
+/// `cells` (a header line of groups) spread over `sub` (a full-width header line): the leading
+/// cells one column each, then every group over an equal share of the rest, when `sub`'s labels
+/// there repeat once per group and no other split fits.
+fn respan(cells: &[Cell], sub: &[Cell], width: usize) -> Option<Vec<Cell>> {
+    let fits = |lead: usize| -> Option<usize> {
+        if lead >= cells.len() || cells[..=lead].iter().any(|c| c.spans_left) || lead >= width {
+            return None;
+        }
+        let groups = cells[lead..].iter().filter(|c| !c.spans_left).count();
+        let rest = width - lead;
+        if groups < 2 || rest % groups != 0 {
+            return None;
+        }
+        let period = rest / groups;
+        let labels = &sub[lead..];
+        labels.iter().enumerate().all(|(k, c)| c.text == labels[k % period].text).then_some(period)
+    };
+    let mut found = (0..cells.len()).filter_map(|lead| fits(lead).map(|p| (lead, p)));
+    let (lead, period) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let mut out: Vec<Cell> = cells[..lead].to_vec();
+    for group in cells[lead..].iter().filter(|c| !c.spans_left) {
+        out.push(group.clone());
+        out.extend((1..period).map(|_| Cell { text: String::new(), spans_left: true }));
+    }
+    Some(out)
 }
 
 /// A title line above a table: the banner or a section header, never a line of cells (a CSV
@@ -490,7 +560,48 @@ concurrency=2        -        12.79
         assert_eq!(got[0].notes.len(), 1);
         assert_eq!(got[0].notes[0].code, "table-header-misfit");
         assert_eq!(got[0].notes[0].line, Some(3));
+        // `G` over three sub-columns that do not repeat: no reading is proved, nothing is read.
+        assert!(got[0].lines.is_empty(), "{:?}", got[0].lines);
         // The run's block ends with the table's last line, not with anything after it.
         assert_eq!(got[0].last_line, Some(6));
+    }
+
+    #[test]
+    fn groups_drawn_too_narrow_are_spread_over_sub_columns_that_repeat_once_per_group() {
+        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
+        // Each group is drawn over two columns, but its sub-columns (`mean | p99 | n`) repeat
+        // three times under the line: each group spans one repetition.
+        let text = "T\n|===|\n| B | A || C || D ||\n| S | mean | p99 | n | mean | p99 | n | mean | p99 | n |\n|---|\n| x | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 |\n";
+        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
+        let got = bodies(&d, spec, &lines(text));
+        assert_eq!(got[0].notes[0].code, "table-header-repaired");
+        let texts: Vec<&str> = got[0].lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "B S: x",
+                "A mean: 1",
+                "A p99: 2",
+                "A n: 3",
+                "C mean: 4",
+                "C p99: 5",
+                "C n: 6",
+                "D mean: 7",
+                "D p99: 8",
+                "D n: 9"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misfit_header_whose_sub_columns_do_not_repeat_leaves_the_table_unread() {
+        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
+        // Two groups over five sub-columns: no even split, so no name is trusted.
+        let text = "T\n|===|\n| B | A || C ||\n| S | mean | p99 | mean | p99 | n |\n|---|\n| x | 1 | 2 | 3 | 4 | 5 |\n";
+        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
+        let got = bodies(&d, spec, &lines(text));
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].notes[0].code, "table-header-misfit");
+        assert!(got[0].lines.is_empty());
     }
 }
