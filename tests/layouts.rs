@@ -102,7 +102,7 @@ fn llmperf_stat_lines_outside_a_group_are_not_read() {
 }
 
 /// The lines of the neuron paste, re-indented (none, tabs, deeper), abridged (random statistic
-/// lines replaced by `...`), behind a quote or in a Markdown list: the figures left are the same.
+/// lines replaced by one `...`), behind a quote or in a Markdown list: the figures left are the same.
 fn variant(text: &str, indent: &str, drop: &[bool]) -> (String, Vec<String>) {
     let mut out = String::new();
     let mut dropped = Vec::new();
@@ -114,7 +114,10 @@ fn variant(text: &str, indent: &str, drop: &[bool]) -> (String, Vec<String>) {
         }
         let stat = line.starts_with("        ");
         if stat && drop.get(i).copied().unwrap_or(false) {
-            out.push_str(&format!("{indent}    ...\n"));
+            // Lines cut together are abridged by one `...`, as people abridge.
+            if !out.ends_with("...\n") {
+                out.push_str(&format!("{indent}    ...\n"));
+            }
             dropped.push(format!("{group} {}", t.split(" = ").next().unwrap()));
             continue;
         }
