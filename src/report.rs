@@ -614,3 +614,52 @@ pub struct Row {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }
+
+impl Run {
+    /// How far the exact value of the figure at `path` may lie from `value`, its printed row's
+    /// reading: half a unit of the row's last printed digit; `None` without such a row.
+    pub(crate) fn printed_slack(&self, path: &str, value: f64) -> Option<f64> {
+        self.rows.iter().find(|r| r.field.as_deref() == Some(path))?.slack(value)
+    }
+}
+
+impl Row {
+    /// How far the exact figure `figure` (in the canonical unit) may lie from this row's printed
+    /// value: half a unit of its last printed digit. `None` when the value is not a plain number.
+    pub(crate) fn slack(&self, figure: f64) -> Option<f64> {
+        printed_slack(self.value.as_deref()?, figure)
+    }
+}
+
+/// A figure printed with `decimals` decimals as `printed`, in the row's unit: how far the exact
+/// figure may lie from it (half a unit of the last digit, in the figure's unit).
+pub(crate) fn printed_slack(row_value: &str, figure: f64) -> Option<f64> {
+    // The first number of the printed value: `6,677.95`, `139.89`, `6.7 ± 0.002`.
+    let s = row_value.trim_start();
+    let end = s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+'))).unwrap_or(s.len());
+    let token = &s[..end];
+    if token.is_empty() || s[end..].starts_with(['e', 'E']) {
+        return None;
+    }
+    let number: f64 = token.replace(',', "").parse().ok()?;
+    let decimals = token.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    // The row's unit against the figure's (seconds printed, milliseconds kept).
+    let scale = if number != 0.0 && figure != 0.0 { (figure / number).abs() } else { 1.0 };
+    let scale = if (scale - 1.0).abs() < 0.02 { 1.0 } else { 10f64.powf(scale.log10().round()) };
+    Some(0.5 * 10f64.powi(-decimals) * scale * 1.0001 + 1e-9 * figure.abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printed_precision_is_half_a_last_digit() {
+        assert!((printed_slack("139.89", 139.89).unwrap() - 0.005).abs() < 1e-4);
+        assert!((printed_slack("6,677.95", 6677.95).unwrap() - 0.005).abs() < 1e-4);
+        assert!((printed_slack("16", 16.0).unwrap() - 0.5).abs() < 1e-3);
+        // Seconds printed to one decimal, kept in milliseconds: 50 ms.
+        assert!((printed_slack("6.7 ± 0.002", 6700.0).unwrap() - 50.0).abs() < 0.1);
+        assert_eq!(printed_slack("n/a", 1.0), None);
+    }
+}

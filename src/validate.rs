@@ -35,7 +35,7 @@ pub struct Tolerances {
     pub capacity: f64,
     /// `e2e-capacity`: how far `R x E2E` may exceed `C x D` (and `Concurrency:` exceed `C`).
     pub e2e_capacity: f64,
-    /// `throughput-totals`: relative slack beyond 2-decimal rounding.
+    /// `throughput-totals`: relative slack beyond the rounding of the printed digits.
     pub throughput: f64,
     /// `tpot-agreement`: relative difference between claimed and derived TPOT.
     pub tpot_agreement: f64,
@@ -78,7 +78,7 @@ pub const RULES: &[(&str, Severity)] = &[
     ("distribution-possible", Severity::Error),
     ("finite-values", Severity::Error),
     ("physical-range", Severity::Warning),
-    ("throughput-totals", Severity::Warning),
+    ("throughput-totals", Severity::Error),
     ("tpot-agreement", Severity::Warning),
     ("itl-is-per-chunk", Severity::Info),
     ("token-count-source", Severity::Warning),

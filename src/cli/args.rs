@@ -224,7 +224,7 @@ pub(crate) struct Common {
     #[arg(long, value_name = "FACTOR", default_value_t = Tolerances::default().e2e_capacity)]
     pub(crate) e2e_capacity_tolerance: f64,
 
-    /// throughput-totals: relative slack beyond 2-decimal rounding.
+    /// throughput-totals: relative slack beyond the rounding of the printed digits.
     #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().throughput)]
     pub(crate) throughput_tolerance: f64,
 

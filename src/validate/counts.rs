@@ -7,33 +7,56 @@ use crate::vocabulary::{reported, totals, workload};
 
 use super::{Outcome, Tolerances, skip};
 
+/// Clients whose input and total token rates are their printed totals over the duration:
+/// `vllm bench serve` / `benchmark_serving.py` (`total_input / dur_s`, `(total_input +
+/// sum(output_lens)) / dur_s`) and `sglang.bench_serving` (the same), stdout and result files.
+const INPUT_RATES_FROM_TOTALS: &[&str] =
+    &["vllm-bench-serve", "vllm-result-json", "sglang-bench-serving", "sglang-result-jsonl"];
+
+/// A printed rate against its totals over the duration: `rate = total / D` is how every client
+/// computes it, so a printed rate outside what the printed digits of the rate and of `D` allow
+/// (plus the relative tolerance) contradicts the block: the rate, the total or the duration is
+/// wrong, and every figure derived from the totals with it.
 pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
     let Some(d) = i.duration_s.filter(|d| *d > 0.0) else { return skip("no duration") };
+    // Half a unit of each figure's last printed digit; 2 decimals when no row says (a report
+    // written by hand).
+    let slack = |path: &str, v: f64| run.printed_slack(path, v).unwrap_or(0.005 + 1e-9 * v.abs());
+    let ud = slack(totals::DURATION_S.path(), d).min(d / 2.0);
     let mut parts = Vec::new();
     let mut failed = false;
-    // A printed rate has 2 decimals, and so has the duration it was computed with.
-    let agrees = |printed: f64, total: f64| {
-        let expect = total / d;
-        let slack = 0.005 + expect * (0.005 / d) + expect * t.throughput;
-        ((printed - expect).abs() <= slack, expect)
-    };
+    // Input and total rates only where the client is known to print them over the same totals
+    // (guidellm's "Total Tok/sec" is not its printed tokens over its duration).
+    let all_rates = INPUT_RATES_FROM_TOTALS.contains(&run.source.parser.as_str());
+    let input = run.number(totals::INPUT_TOKENS).filter(|_| all_rates);
+    let both = input.zip(i.output_tokens).map(|(a, b)| a + b);
     for (key, total, label) in [
         (reported::OUTPUT_TOK_PER_S, i.output_tokens, "output tokens"),
         (reported::REQUEST_PER_S, i.successful, "successful requests"),
+        (reported::INPUT_TOK_PER_S, input, "input tokens"),
+        (reported::TOTAL_TOK_PER_S, both, "input and output tokens"),
     ] {
-        let name = key.rel();
-        if let (Some(p), Some(n)) = (run.number(key), total) {
-            let (ok, expect) = agrees(p, n);
-            failed |= !ok;
-            parts.push(format!("{name} printed {} vs {} {label} / {} s = {}", f(p), n as u64, f(d), f(expect)));
-        }
+        let (Some(p), Some(n)) = (run.number(key), total) else { continue };
+        let up = slack(key.path(), p);
+        // The exact rate lies in [n / (D + ud), n / (D - ud)], widened by the tolerance; the
+        // exact printed one in [p - up, p + up].
+        let (lo, hi) = (n / (d + ud) * (1.0 - t.throughput), n / (d - ud) * (1.0 + t.throughput));
+        let ok = p + up >= lo && p - up <= hi;
+        failed |= !ok;
+        parts.push(format!("{} printed {} vs {} {label} / {} s = {}", key.rel(), f(p), f(n), f(d), f(n / d)));
     }
     if parts.is_empty() {
         return skip("no printed throughput with its totals");
     }
     let msg = parts.join("; ");
     if failed {
-        (Status::Fail, format!("{msg}: the printed rate does not follow from the totals"))
+        (
+            Status::Fail,
+            format!(
+                "{msg}: the printed rate does not follow from the totals (beyond the rounding of the printed digits and {}%), so the rate, the total or the duration is wrong",
+                t.throughput * 100.0
+            ),
+        )
     } else {
         (Status::Pass, msg)
     }

@@ -6,6 +6,7 @@ use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
+use super::decode::{NUMPY_PERCENTILES, decode_cap};
 use super::{Outcome, rounding_ms, skip};
 
 pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
@@ -65,16 +66,46 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 /// * Bhatia-Davis: a population standard deviation `s` satisfies `s^2 <= (max - m)(m - min)`
 ///   (`min` is `>= 0` when not printed); a sample standard deviation (`ddof = 1`) is at most
 ///   `sqrt(n / (n - 1)) <= sqrt(2)` times it;
-/// * `|m - p50| <= s` (the mean and any median are within one standard deviation).
+/// * `|m - p50| <= s` (the mean and any median are within one standard deviation);
+/// * from above, for the TTFT and E2E blocks of numpy's percentiles over the `R` successful
+///   requests (vLLM, SGLang): numpy's `p_q` lies between the sorted values `x_lo` and `x_lo+1`
+///   (`lo = floor(q (R - 1))`), so the `lo + 1` smallest values are `<= p_q`; each of the others
+///   is at most the longest E2E latency the run allows (`cap`: its printed maximum, what its P99
+///   allows, or its duration), and a TTFT is at most its request's E2E. So
+///   `m <= ((lo + 1) p_q + (R - lo - 1) cap) / R`: a mean TTFT of 1398.9 ms over 16 requests with
+///   a P99 of 145.44 ms and a longest E2E of 7,868 ms is impossible (at most 628 ms).
 pub(super) fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
     let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
+    let bounded_above = [reported::TTFT_MS, reported::E2E_MS].map(Key::path);
+    let numpy = NUMPY_PERCENTILES.contains(&run.source.parser.as_str());
+    let cap = decode_cap(run, i);
     let rounding = rounding_ms(run);
     let mut check = |path: &str, stat: &Stat| {
         let Some(m) = stat.mean() else { return };
         checked += 1;
         let e = slack_of(stat, rounding);
+        if let (true, true, Some(r), Some((cap, why))) =
+            (numpy, bounded_above.contains(&path), i.successful.filter(|r| *r >= 1.0), cap.as_ref())
+        {
+            for (k, v) in stat.iter() {
+                let StatKey::P(p) = k else { continue };
+                let lo = ((p / 100.0) * (r - 1.0)).floor();
+                let bound = ((lo + 1.0) * (v + e) + (r - lo - 1.0) * cap) / r;
+                if m - e > bound {
+                    problems.push(format!(
+                        "{path}: mean {} is above {}: {} of the {} requests are at most {k} {}, the rest at most {why}",
+                        f(m),
+                        f(bound),
+                        (lo + 1.0) as u64,
+                        r as u64,
+                        f(v),
+                    ));
+                    break;
+                }
+            }
+        }
         for (k, v) in stat.iter() {
             if let StatKey::P(p) = k {
                 let q = p / 100.0;
