@@ -117,3 +117,36 @@ fn a_ttft_mean_with_its_decimal_point_moved_is_rejected() {
     }
     assert!(tested >= 5, "{tested}");
 }
+
+/// The peers' console and CSV exports: the mean output sequence length (which the TPOT is derived
+/// from) retyped ten times larger, while its min, max and percentiles stay: rejected, though those
+/// other statistics feed no figure of their own.
+#[test]
+fn a_mean_sequence_length_outside_its_own_min_max_is_rejected() {
+    let mut tested = 0;
+    for path in common::sample_files("peers", "").into_iter().filter(|p| {
+        let n = p.to_string_lossy();
+        (n.contains("aiperf") || n.contains("genaiperf")) && (n.ends_with(".txt") || n.ends_with(".csv"))
+    }) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let before = runs(&text);
+        let Some(row) = before[0].rows.iter().find(|r| r.field.as_deref() == Some("totals.output_tokens_per_request"))
+        else {
+            continue;
+        };
+        let value = row.value.clone().unwrap();
+        let number: f64 = value.replace(',', "").parse().unwrap();
+        let bigger = format!("{:.2}", number * 10.0);
+        let edited: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| if i + 1 == row.line { l.replacen(&value, &bigger, 1) } else { l.to_string() })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_ne!(edited, text, "{}", path.display());
+        let got = runs(&edited);
+        assert_eq!(got[0].verdict, Verdict::Rejected, "{}", path.display());
+        tested += 1;
+    }
+    assert!(tested >= 4, "{tested}");
+}
