@@ -235,3 +235,58 @@ fn guidellm_sweeps_with_colonless_titles_and_empty_steps() {
     assert_eq!(runs[0].reported.stat("ttft_ms").and_then(|s| s.mean()), Some(289.2));
     assert_eq!(runs[11].totals.number("successful_requests"), Some(220.0));
 }
+
+/// Log lines of other processes, for between the runs of a paste.
+const NOISE: &[&str] = &[
+    "INFO 02-27 10:12:01 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 312.4 tokens/s",
+    "100%|██████████| 50/50 [02:14<00:00,  2.69s/it]",
+    "Namespace(backend='vllm', version='N/A', base_url=None, host='localhost', port=8000, endpoint='/generate')",
+    "Traffic request rate: inf",
+    "",
+];
+
+/// The vLLM 0.3.x summary lines read to the same runs whatever surrounds and pads them: any gap
+/// after a label's colon, CRLF line endings, one line prefix on every line (a comment marker, an
+/// indent, a Markdown quote), and other processes' log lines before each run and after it.
+fn vary(text: &str, gap: usize, crlf: bool, prefix: &str, noise: &[usize]) -> String {
+    let mut out = String::new();
+    let mut n = noise.iter().cycle();
+    let eol = if crlf { "\r\n" } else { "\n" };
+    for line in text.lines() {
+        let before = line.starts_with("Successful requests:");
+        if before {
+            out.push_str(&format!("{prefix}{}{eol}", NOISE[*n.next().unwrap() % NOISE.len()]));
+        }
+        let line = match line.split_once(": ") {
+            Some((label, value)) if !label.contains('`') && !label.starts_with('#') => {
+                format!("{label}:{}{value}", " ".repeat(gap))
+            }
+            _ => line.to_string(),
+        };
+        out.push_str(&format!("{prefix}{line}{eol}"));
+        if line.starts_with("P99 TPOT:") {
+            out.push_str(&format!("{prefix}{}{eol}", NOISE[*n.next().unwrap() % NOISE.len()]));
+        }
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    #[test]
+    fn vllm_0_3_lines_read_the_same_padded_prefixed_and_among_noise(
+        file in proptest::sample::select(vec!["public/105-vllm.txt", "public/108-vllm.txt"]),
+        gap in 1usize..24,
+        crlf in proptest::bool::ANY,
+        prefix in proptest::sample::select(vec!["", "# ", "    ", "> ", "    # "]),
+        noise in proptest::collection::vec(0usize..16, 1..8),
+    ) {
+        let clean = std::fs::read_to_string(common::samples_dir().join(file)).unwrap();
+        let want: Vec<serde_json::Value> =
+            common::run_all(clean.as_bytes(), "clean.txt").unwrap().iter().map(common::figures_of).collect();
+        let varied = vary(&clean, gap, crlf, prefix, &noise);
+        let got: Vec<serde_json::Value> =
+            common::run_all(varied.as_bytes(), "varied.txt").unwrap().iter().map(common::figures_of).collect();
+        proptest::prop_assert_eq!(got, want, "{}", varied);
+    }
+}
