@@ -290,3 +290,20 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, want, "{}", varied);
     }
 }
+
+/// genai-perf's title-cased table under "NVIDIA GenAI-Perf | Multi-Modal Metrics" (its title with
+/// `--endpoint-type multimodal`): two runs, read as the LLM table is, its Inter Token Latency a
+/// per-request TPOT.
+#[test]
+fn genai_perf_multi_modal_metrics_table() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/112-genai-perf.txt")).unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, requests, ttft, tpot) in [(&runs[0], 97.0, 205.38, 16.41), (&runs[1], 101.0, 284.94, 9.56)] {
+        assert_eq!(run.source.parser, "genai-perf-console");
+        assert_eq!(run.totals.number("successful_requests"), Some(requests));
+        assert_eq!(run.reported.stat("ttft_ms").and_then(|s| s.mean()), Some(ttft));
+        assert_eq!(run.reported.stat("tpot_ms").and_then(|s| s.mean()), Some(tpot));
+        assert!(run.reported.get("itl_ms").is_none());
+        assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+    }
+}
