@@ -13,11 +13,22 @@ use super::{Outcome, Tolerances, skip};
 const INPUT_RATES_FROM_TOTALS: &[&str] =
     &["vllm-bench-serve", "vllm-result-json", "sglang-bench-serving", "sglang-result-jsonl"];
 
+/// Clients whose printed rates are not their printed totals over their printed duration:
+/// guidellm computes its rates over its own measured window (its published 0.2 sweeps print
+/// `5.1` output tok/s beside 128 tokens in 29.8 s, and `973` beside 28,672 in 29.8 s).
+const RATES_NOT_FROM_TOTALS: &[&str] = &["guidellm"];
+
 /// A printed rate against its totals over the duration: `rate = total / D` is how every client
 /// computes it, so a printed rate outside what the printed digits of the rate and of `D` allow
 /// (plus the relative tolerance) contradicts the block: the rate, the total or the duration is
 /// wrong, and every figure derived from the totals with it.
 pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
+    if RATES_NOT_FROM_TOTALS.contains(&run.source.tool.as_str()) {
+        return skip(format!(
+            "{}'s printed rates are not its printed totals over its printed duration",
+            run.source.tool
+        ));
+    }
     let Some(d) = i.duration_s.filter(|d| *d > 0.0) else { return skip("no duration") };
     // Half a unit of each figure's last printed digit; 2 decimals when no row says (a report
     // written by hand).
