@@ -300,3 +300,85 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// The samples in samples/damaged (see its README.md)
+
+fn sample(name: &str) -> Result<Vec<Run>, bench_normalize::Error> {
+    common::normalize_file(&common::samples_dir().join("damaged").join(name))
+}
+
+/// The clean block a damaged sample was made from.
+fn clean_block_of(file: &str) -> Run {
+    let name = format!("captured/{file}");
+    blocks().iter().find(|(n, _, _)| *n == name).map(|(_, _, r)| r.clone()).unwrap()
+}
+
+#[test]
+fn damaged_samples_read_as_their_clean_block() {
+    let clean = clean_block_of("vllm-s2.stdout.txt");
+    for (file, note) in [
+        ("vllm-s2-joined.txt", "repaired-joined-lines"),
+        ("vllm-s2-wrapped-40.txt", "repaired-wrapped-lines"),
+        ("vllm-s2-html-br.txt", "repaired-markup"),
+    ] {
+        let runs = sample(file).unwrap();
+        assert_eq!(runs.len(), 1, "{file}");
+        same_figures(&runs[0], &clean, file);
+        assert!(has_note(&runs[0], note), "{file}: {note}");
+    }
+    // A table of cells has no section headers: the figures of its rows are the same.
+    let table = sample("vllm-s2-html-table.txt").unwrap().remove(0);
+    assert_eq!((&table.totals, &table.reported), (&clean.totals, &clean.reported));
+    assert!(has_note(&table, "repaired-markup"));
+}
+
+#[test]
+fn the_2023_paragraph_joined_reads_as_printed() {
+    let joined = sample("vllm-script-0.1-joined.txt").unwrap().remove(0);
+    let clean = common::normalize_file(&common::samples_dir().join("rendered/vllm-script-0.1.txt")).unwrap().remove(0);
+    same_figures(&joined, &clean, "2023 paragraph");
+    assert!(has_note(&joined, "repaired-joined-lines"));
+}
+
+#[test]
+fn templates_are_said_to_be_templates() {
+    let t = sample("vllm-template-xx.txt").unwrap().remove(0);
+    assert_eq!(t.verdict, Verdict::Unusable);
+    assert!(t.totals.is_empty() && t.reported.is_empty());
+    assert!(has_note(&t, "template"));
+    assert!(t.checks.iter().any(|c| c.id == "key-figures" && c.message.starts_with("a template")));
+    // Partly filled: what is real is read, the TPOT and ITL placeholders are absent.
+    let p = sample("vllm-s2-partly-template.txt").unwrap().remove(0);
+    let clean = clean_block_of("vllm-s2.stdout.txt");
+    assert_eq!(p.totals, clean.totals);
+    assert_eq!(p.reported.get("ttft_ms"), clean.reported.get("ttft_ms"));
+    assert_eq!(p.reported.get("tpot_ms"), None);
+    assert_eq!(p.reported.get("itl_ms"), None);
+    assert!(has_note(&p, "template-partial"));
+}
+
+#[test]
+fn published_damaged_pastes() {
+    // Padding collapsed on a docs page: every row read.
+    let s = sample("sglang-docs-collapsed-padding.txt").unwrap().remove(0);
+    assert_eq!(s.totals.number("successful_requests"), Some(10.0));
+    assert_eq!(s.totals.number("output_tokens"), Some(2784.0));
+    // The banner glued to a tqdm bar; the paste ends before the latency rows.
+    let v = sample("vllm-pr10880-banner-after-bar.txt").unwrap().remove(0);
+    assert_eq!(v.totals.number("input_tokens"), Some(39247.0));
+    assert_eq!(v.totals.number("duration_s"), Some(9.16));
+}
+
+#[test]
+fn a_lone_row_value_continuation_is_not_guessed() {
+    // A row that ends in its value, then one word, with no wrap width proved: left unread.
+    let text = "============ Serving Benchmark Result ============\nSuccessful requests:                     16\n\
+Benchmark duration (s):                  10.42\nTotal input tokens:                      40\n96\n\
+Total generated tokens:                  2048\nMean TTFT (ms):                          62.09\n\
+==================================================\n";
+    let run = one_run(text, "continuation");
+    assert_eq!(run.totals.number("input_tokens"), None);
+    assert!(has_note(&run, "ambiguous-wrap"));
+    assert_eq!(run.totals.number("output_tokens"), Some(2048.0));
+}
