@@ -117,6 +117,8 @@ fn write_module(out: &mut String, name: &str, m: &Module, depth: usize) {
     let pad = "    ".repeat(depth);
     writeln!(out, "{pad}/// Keys of the figures in `{name}`.").unwrap();
     writeln!(out, "{pad}pub mod {name} {{").unwrap();
+    // Every figure has its key, whether or not the code names it yet.
+    writeln!(out, "{pad}    #![allow(dead_code)]").unwrap();
     writeln!(
         out,
         "{pad}    #[allow(unused_imports)]\n{pad}    use {}::Key;",

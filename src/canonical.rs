@@ -43,6 +43,7 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
         checks: Vec::new(),
         verdict: crate::report::Verdict::Accepted,
         notes: Vec::new(),
+        objectives: None,
         rows,
         requests: requests.map(Box::new),
     };

@@ -28,7 +28,7 @@ mod definitions;
 mod shape;
 
 pub use definitions::{restated, verify};
-pub use shape::{ShapeError, canonical_shape, describe, dstack_shape};
+pub use shape::{ShapeError, canonical_shape, dstack_shape};
 
 /// Rule id: a canonical report's stated `derived` figures against their recomputation.
 pub const RESTATED: &str = "derived-restated";

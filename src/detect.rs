@@ -22,6 +22,7 @@ mod known;
 mod line;
 mod mode;
 mod prefilter;
+mod prefix;
 mod scan;
 mod table;
 

@@ -10,7 +10,7 @@ mod explain;
 mod json;
 mod table;
 
-pub use csv::{CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CsvWriter, csv_text};
+pub use csv::{CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CSV_OBJECTIVE_COLUMNS, CsvWriter, csv_text};
 pub use dstack::{TPOT_SOURCE_AGREEMENT, Unwritable, dstack, dstack_e2e_metrics, tpot_trio};
 pub use explain::explain;
 pub use json::{JsonReport, write_json, write_jsonl};

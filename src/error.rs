@@ -9,13 +9,16 @@
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
 //! | 5 | a run cannot be written in the output format asked for: it lacks a figure the format requires (`--format dstack`: dstack's model), or the consumer's model would reject it; the message names the figure and how to get it |
 //! | 6 | `run`: the benchmark client failed (a non-zero exit, a signal, or it could not be started); what it printed is still reported |
+//! | 7 | `--slo`: an objective of an accepted run was not shown to be met (missed, not available, not comparable); ranks below every other non-zero code |
 
 use std::borrow::Cow;
 use std::fmt;
 use std::io;
 
-/// Process exit codes (see docs/report.md, "Exit codes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Process exit codes (see docs/report.md, "Exit codes"). They are ordered by precedence, not by
+/// number: when several apply, the greatest wins (`max`), and [`ExitCode::ObjectivesMissed`]
+/// ranks below every other non-zero code (6 > 5 > 4 > 3 > 2 > 1 > 7 > 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
     Ok = 0,
     Rejected = 1,
@@ -27,6 +30,39 @@ pub enum ExitCode {
     /// `bench-normalize run`: the client exited non-zero, was ended by a signal, or could not
     /// be started. Whatever result it printed is still reported.
     ClientFailed = 6,
+    /// `--slo`: an objective of an accepted run was missed, or could not be shown to be met (the
+    /// run does not give the figure, or gives it with another meaning). A run whose figures are
+    /// not trusted (rejected, unusable) exits with its own code; its objectives are not judged.
+    ObjectivesMissed = 7,
+}
+
+impl ExitCode {
+    /// Rank in precedence: an objective missed is the least of the failures, since every other
+    /// one says the figures it was judged on are not to be trusted, or were not all written.
+    fn precedence(self) -> u8 {
+        match self {
+            ExitCode::Ok => 0,
+            ExitCode::ObjectivesMissed => 1,
+            ExitCode::Rejected => 2,
+            ExitCode::Usage => 3,
+            ExitCode::NoResult => 4,
+            ExitCode::Io => 5,
+            ExitCode::Unwritable => 6,
+            ExitCode::ClientFailed => 7,
+        }
+    }
+}
+
+impl PartialOrd for ExitCode {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ExitCode {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.precedence().cmp(&other.precedence())
+    }
 }
 
 /// Where an error points in an input: a line, and a column when known.
@@ -282,6 +318,58 @@ mod tests {
         let mark = shown.lines().skip_while(|l| !l.contains("\\x1b[2J")).nth(1).unwrap();
         let at = line.find("\\x1b").unwrap() + "\\x1b[2J{".len();
         assert_eq!(mark.find('^'), Some(at), "{shown}");
+    }
+
+    /// A string of printable text and the characters that move a terminal, forge a line or
+    /// reorder one, in any mix (as tests/hostile.rs makes them).
+    fn hostile() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        const HARMFUL: &[char] = &[
+            '\u{1b}', '\u{9b}', '\u{9d}', '\u{90}', '\u{9c}', '\u{85}', '\u{7}', '\r', '\n', '\t', '\u{7f}', '\0',
+            '\u{8}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}',
+            '\u{2069}', '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}',
+        ];
+        let c = prop_oneof![
+            4 => proptest::char::range(' ', '~'),
+            3 => proptest::sample::select(HARMFUL),
+            1 => proptest::sample::select(&['=', '+', '-', '@', '|', '!', '"', ',', '\''][..]),
+            1 => any::<char>(),
+        ];
+        proptest::collection::vec(c, 0..24).prop_map(|v| v.into_iter().collect())
+    }
+
+    fn raw(text: &str) -> Vec<char> {
+        text.chars().filter(|c| needs_escape(*c) && *c != '\n').collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Human diagnostics: an error quoting an input line keeps one source line, and every
+        /// other error is one line; no raw control character either way.
+        #[test]
+        fn diagnostics_print_no_raw_control_from_inputs(s in hostile(), col in 0usize..30) {
+            use proptest::prop_assert;
+            use proptest::prop_assert_eq;
+            let parse = |s: &str| Error::Parse {
+                at: Location { input: format!("{s}.jsonl"), line: 3, column: Some(col), text: Some(format!("{{\"a\": {s}")) },
+                message: format!("bad value {s}"),
+            };
+            let shown = render_human(&parse(&s), false);
+            prop_assert!(raw(&shown).is_empty(), "{:?} in {shown}", raw(&shown));
+            prop_assert_eq!(shown.lines().count(), render_human(&parse("x"), false).lines().count(), "{}", shown);
+            for e in [
+                Error::Io { input: s.clone(), source: std::io::Error::other("gone") },
+                Error::NoResult { input: s.clone(), looked_for: "Serving Benchmark Result".into() },
+                Error::Parse { at: Location { input: s.clone(), line: 1, column: None, text: None }, message: s.clone() },
+                Error::Report { input: s.clone(), path: format!("runs[0].{s}"), message: s.clone() },
+                Error::Definition { file: s.clone(), line: 1, column: 1, field: s.clone(), message: s.clone() },
+            ] {
+                let shown = render_human(&e, false);
+                prop_assert!(raw(&shown).is_empty(), "{:?} in {shown}", raw(&shown));
+                prop_assert_eq!(shown.lines().count(), 1, "{}", shown);
+            }
+        }
     }
 
     #[test]

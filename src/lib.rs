@@ -5,7 +5,9 @@
 //! The public API is this page: [`normalize_str`], [`normalize`] (a reader) and [`normalize_file`];
 //! the [`Options`] ([`Definitions`], [`Policy`], [`Tolerances`]) and the [`Sink`] runs go to; the
 //! report's types ([`Run`], [`Report`], module [`report`]); writing a report in a format
-//! ([`emit`], [`llmd`]); [`Error`] and its [`ExitCode`].
+//! ([`emit`], [`llmd`]); judging runs on service-level objectives ([`objectives`]); comparing
+//! configurations ([`compare`]); sweeps summarized ([`sweep`]) and plotted ([`plot`]); [`Error`],
+//! its [`ExitCode`] and the [`Location`] in an input it points at.
 //!
 //! Inside, the data path is one module per stage, each feeding the next:
 //!
@@ -31,23 +33,27 @@
 //! ```
 
 mod canonical;
-pub mod check;
-pub mod client;
+mod check;
+mod client;
+pub mod compare;
 mod definition;
 mod derive;
-pub mod detect;
+mod detect;
 mod dstack_model;
 pub mod emit;
-pub mod error;
+mod error;
 mod extract;
-pub mod input;
+mod input;
 mod lex;
 pub mod llmd;
+pub mod objectives;
+pub mod plot;
 pub mod report;
 mod schema;
+pub mod sweep;
 mod validate;
 mod value;
-pub mod vocabulary;
+mod vocabulary;
 
 mod cli;
 mod pipeline;
@@ -55,7 +61,7 @@ mod pipeline;
 use std::io::BufRead;
 
 pub use definition::Definitions;
-pub use error::{Error, ExitCode};
+pub use error::{Error, ExitCode, Location};
 pub use report::{Report, Run};
 pub use validate::{Policy, Tolerances};
 

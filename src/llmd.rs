@@ -401,7 +401,7 @@ fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
 
 /// A document that is an llm-d Benchmark Report of the 0.2 line: `version` `0.2` or `0.2.1`, with
 /// `run` and `results` objects.
-pub fn is_benchmark_report(doc: &Value) -> bool {
+pub(crate) fn is_benchmark_report(doc: &Value) -> bool {
     matches!(doc.get("version").and_then(Value::as_str), Some("0.2" | "0.2.1"))
         && doc.get("run").is_some_and(Value::is_object)
         && doc.get("results").is_some_and(Value::is_object)
@@ -414,7 +414,7 @@ pub fn is_benchmark_report(doc: &Value) -> bool {
 /// is `reported.latency_per_output_token_ms`; `inter_token_latency` states no timing (per token or
 /// per chunk), so it is not read (a note says so). Times in `s` or `s/token` are converted to ms.
 /// A field of the wrong type or unit is an error naming its path.
-pub fn read(doc: &Value) -> Result<Run, (String, String)> {
+pub(crate) fn read(doc: &Value) -> Result<Run, (String, String)> {
     use crate::report::{Figure, Format, Source};
     let mut run = Run {
         source: Source {
@@ -430,6 +430,7 @@ pub fn read(doc: &Value) -> Result<Run, (String, String)> {
         checks: Vec::new(),
         verdict: crate::report::Verdict::Accepted,
         notes: Vec::new(),
+        objectives: None,
         rows: Vec::new(),
         requests: None,
     };

@@ -6,6 +6,7 @@
 //! [`json`] reads JSON documents, [`threads`] reads a text's blocks on a second thread. Every run,
 //! from whichever path, ends in [`close`]: derive, validate, and for a report read back, verify.
 
+pub(crate) mod embedded;
 pub(crate) mod json;
 pub(crate) mod threads;
 
@@ -222,9 +223,15 @@ pub(crate) fn normalize_text<R: BufRead>(
         threads::normalize_text_pipelined(reader, input, opts, &mut scanner, sink, live)?
     } else {
         let mut found = 0;
-        scan(reader, input, &mut scanner, &mut |block| {
-            found += 1;
-            sink.run(run_of_block(&block, input, &opts.policy))
+        scan(reader, input, opts, &mut scanner, &mut |item| match item {
+            Item::Block(block) => {
+                found += 1;
+                sink.run(run_of_block(&block, input, &opts.policy))
+            }
+            Item::Runs(runs) => runs.into_iter().try_for_each(|run| {
+                found += 1;
+                sink.run(run)
+            }),
         })?;
         found
     };
@@ -234,14 +241,38 @@ pub(crate) fn normalize_text<R: BufRead>(
     Ok(found)
 }
 
-/// Feed every line to the scanner and every completed block, in order, to `on_block`.
+/// What [`scan`] hands out, in input order: a text block, or the runs of a JSON record found in
+/// the text (see [`embedded`]).
+pub(crate) enum Item<'d> {
+    Block(Block<'d>),
+    Runs(Vec<Run>),
+}
+
+/// Feed every line to the scanner, and every byte to the finder of JSON records, and hand every
+/// completed block and record, in input order, to `on_item` (numbered in that order).
 pub(crate) fn scan<'d, R: BufRead>(
     reader: R,
     input: &str,
+    opts: &Config,
     scanner: &mut Scanner<'d>,
-    on_block: &mut dyn FnMut(Block<'d>) -> Result<(), Error>,
+    on_item: &mut dyn FnMut(Item<'d>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let mut lines = input::LineReader::new(reader);
+    let tap = embedded::Tap::new(reader, embedded::Records::new(opts, input));
+    let mut lines = input::LineReader::new(tap);
+    // Records found, by their first line, waiting for the blocks before them.
+    let mut pending: Vec<(usize, Vec<Run>)> = Vec::new();
+    let mut index = 0;
+    let give_runs = |runs: Vec<Run>, index: &mut usize, on_item: &mut dyn FnMut(Item<'d>) -> Result<(), Error>| {
+        let runs: Vec<Run> = runs
+            .into_iter()
+            .map(|mut run| {
+                *index += 1;
+                run.source.block = *index;
+                run
+            })
+            .collect();
+        on_item(Item::Runs(runs))
+    };
     loop {
         if !scanner.in_block() {
             // Outside a block, pass over lines that cannot start one, a buffer at a time.
@@ -257,12 +288,30 @@ pub(crate) fn scan<'d, R: BufRead>(
             }
             Some(Err(source)) => return Err(Error::Io { input: input.to_string(), source }),
             None => {
+                lines.get_mut().finish();
                 scanner.finish();
                 false
             }
         };
-        while let Some(block) = scanner.pop() {
-            on_block(block)?;
+        let records = &mut lines.get_mut().records.found;
+        if !records.is_empty() {
+            pending.append(records);
+            pending.sort_by_key(|(line, _)| *line);
+        }
+        while let Some(mut block) = scanner.pop() {
+            let before = pending.iter().take_while(|(line, _)| *line < block.banner.number).count();
+            for (_, runs) in pending.drain(..before) {
+                give_runs(runs, &mut index, on_item)?;
+            }
+            index += 1;
+            block.index = index;
+            on_item(Item::Block(block))?;
+        }
+        if !more || !scanner.in_block() {
+            // No block before them can still come.
+            for (_, runs) in pending.drain(..) {
+                give_runs(runs, &mut index, on_item)?;
+            }
         }
         if !more {
             return Ok(());

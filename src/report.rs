@@ -56,6 +56,10 @@ pub struct Run {
     /// What the normalizer noticed on the way: corrections, unreadable values, ambiguities.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// `--slo`: each objective judged on this run, in the order given; absent without `--slo`.
+    /// Never read from an input: `check` judges a report again when `--slo` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
+    pub objectives: Option<Vec<ObjectiveResult>>,
     /// Every row as printed, in order: nothing the tool printed is lost.
     #[serde(default)]
     pub rows: Vec<Row>,
@@ -76,6 +80,7 @@ impl Run {
             reported: Figures::default(),
             derived: Derived::default(),
             notes: Vec::new(),
+            objectives: self.objectives,
             rows: Vec::new(),
             requests: None,
         }
@@ -103,15 +108,15 @@ impl Run {
         (g, rel)
     }
 
-    /// The figure at a full canonical path (`reported.ttft_ms`) read at run time; code names a
-    /// figure by its [`Key`] ([`Run::get`]).
+    /// The figure at a full canonical path, as the report writes it (`reported.ttft_ms`); a
+    /// group's figures by their path in it are [`Figures::get`] and its siblings.
     pub fn figure(&self, path: &str) -> Option<&Figure> {
         let (g, rel) = self.group(path);
         g.get(rel)
     }
 
     /// The group a key's figure is written in.
-    pub fn figures(&self, key: Key) -> &Figures {
+    pub(crate) fn figures(&self, key: Key) -> &Figures {
         match key.group() {
             Group::Workload => &self.workload,
             Group::Totals => &self.totals,
@@ -119,7 +124,7 @@ impl Run {
         }
     }
 
-    pub fn figures_mut(&mut self, key: Key) -> &mut Figures {
+    pub(crate) fn figures_mut(&mut self, key: Key) -> &mut Figures {
         match key.group() {
             Group::Workload => &mut self.workload,
             Group::Totals => &mut self.totals,
@@ -128,30 +133,30 @@ impl Run {
     }
 
     /// The figure of a canonical key (`vocabulary::reported::TTFT_MS`).
-    pub fn get(&self, key: Key) -> Option<&Figure> {
+    pub(crate) fn get(&self, key: Key) -> Option<&Figure> {
         self.figures(key).get(key.rel())
     }
 
     /// Whether the run has the figure.
-    pub fn has(&self, key: Key) -> bool {
+    pub(crate) fn has(&self, key: Key) -> bool {
         self.get(key).is_some()
     }
 
     /// A count or a number, as `f64`.
-    pub fn number(&self, key: Key) -> Option<f64> {
+    pub(crate) fn number(&self, key: Key) -> Option<f64> {
         self.figures(key).number(key.rel())
     }
 
-    pub fn text(&self, key: Key) -> Option<&str> {
+    pub(crate) fn text(&self, key: Key) -> Option<&str> {
         self.figures(key).text(key.rel())
     }
 
-    pub fn stat(&self, key: Key) -> Option<&Stat> {
+    pub(crate) fn stat(&self, key: Key) -> Option<&Stat> {
         self.figures(key).stat(key.rel())
     }
 
     /// Set a figure, replacing what was there (in report order when new).
-    pub fn set(&mut self, key: Key, value: Figure) {
+    pub(crate) fn set(&mut self, key: Key, value: Figure) {
         self.figures_mut(key).set(key.rel(), key.path(), value);
     }
 }
@@ -519,6 +524,68 @@ impl Verdict {
 impl Verdict {
     fn accepted() -> Verdict {
         Verdict::Accepted
+    }
+}
+
+/// One service-level objective judged on a run (`--slo`, see `src/objectives.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ObjectiveResult {
+    /// The objective as bench-normalize writes it (`ttft.p99<=2000`, `e2e.p50<=10s`).
+    pub objective: String,
+    /// `ttft`, `tpot` (the derived TPOT), `itl`, `e2e`, `decode_rate`, `output_throughput`,
+    /// `request_throughput`.
+    pub metric: String,
+    /// `mean`, `min`, `max`, `p50`, `p99`, `p99.9`, ...; `null` for a metric that is one figure.
+    pub stat: Option<String>,
+    /// `<=`, `<`, `>=` or `>`.
+    pub op: String,
+    /// The limit, in `unit` (a limit given in seconds is written here in ms).
+    pub limit: f64,
+    /// `ms`, `tok/s` or `req/s`.
+    pub unit: String,
+    /// The run's figure, in `unit`; `null` when it is not available, not comparable or not judged.
+    pub value: Option<f64>,
+    /// How far the value is inside the limit, in `unit`: `limit - value` for `<=` and `<`,
+    /// `value - limit` for `>=` and `>`; negative when the objective is missed.
+    pub margin: Option<f64>,
+    /// `margin` as a percentage of the limit (`null` for a limit of 0).
+    pub margin_pct: Option<f64>,
+    pub status: ObjectiveStatus,
+    /// Where the value came from (`reported.ttft_ms.p99`, `derived.tpot_ms.mean`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Why the objective was not judged pass or fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObjectiveStatus {
+    /// The value meets the limit.
+    Pass,
+    /// The value misses the limit (exit 7).
+    Fail,
+    /// The run does not give the figure (a percentile the tool did not print, a TPOT that could
+    /// not be derived): never approximated; not a pass (exit 7).
+    NotAvailable,
+    /// The run gives a figure of that name with another meaning (an ITL timed per streamed chunk
+    /// is not a per-token latency): not a pass (exit 7).
+    NotComparable,
+    /// The run was rejected or unusable: its figures are not trusted, and its own exit code (1
+    /// or 3) stands.
+    NotJudged,
+}
+
+impl ObjectiveStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectiveStatus::Pass => "pass",
+            ObjectiveStatus::Fail => "fail",
+            ObjectiveStatus::NotAvailable => "not-available",
+            ObjectiveStatus::NotComparable => "not-comparable",
+            ObjectiveStatus::NotJudged => "not-judged",
+        }
     }
 }
 

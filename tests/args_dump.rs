@@ -48,28 +48,6 @@ fn the_argument_dump_gives_the_workload_the_capture_ran() {
 }
 
 #[test]
-fn argument_dumps_are_read_as_python_prints_them() {
-    use bench_normalize::detect::args_dump;
-    let line = "benchmark_args=Namespace(backend='sglang-oai', host='127.0.0.1', fn=<function f at 0x7f>, \
-                mm={'image': 255, 'video': 1}, cfg={(256, 256, 1): 0.5}, text='a, b)', esc='it\\'s', \
-                rate=inf, n=None, flag=True, log=LoggingConfig(level='INFO', fmt='text'))";
-    let args = args_dump(line).unwrap();
-    let get = |k: &str| args.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
-    assert_eq!(get("backend"), Some("sglang-oai"));
-    assert_eq!(get("fn"), Some("<function f at 0x7f>"));
-    assert_eq!(get("mm"), Some("{'image': 255, 'video': 1}"));
-    assert_eq!(get("cfg"), Some("{(256, 256, 1): 0.5}"));
-    assert_eq!(get("text"), Some("a, b)"));
-    assert_eq!(get("esc"), Some("it\\'s"));
-    assert_eq!((get("rate"), get("n"), get("flag")), (Some("inf"), Some("None"), Some("True")));
-    assert_eq!(get("log"), Some("LoggingConfig(level='INFO', fmt='text')"));
-    assert_eq!(args.len(), 11);
-    // A dump cut off (a line longer than 64 KiB is cut) is not read at all.
-    assert_eq!(args_dump("Namespace(backend='vllm', num_prompts=16, model='/m"), None);
-    assert_eq!(args_dump("no dump here"), None);
-}
-
-#[test]
 fn a_servers_dump_and_arguments_of_another_dataset_are_not_read() {
     // The server's Namespace (no num_prompts) is another program's; random_input_len is read only
     // for the random dataset.

@@ -5,6 +5,20 @@ use std::path::{Path, PathBuf};
 
 use bench_normalize::{Error, Options, Run, normalize};
 
+/// The characters that move a terminal, forge a line or reorder one.
+pub const HARMFUL: &[char] = &[
+    '\u{1b}', '\u{9b}', '\u{9d}', '\u{90}', '\u{9c}', '\u{85}', '\u{7}', '\r', '\n', '\t', '\u{7f}', '\0', '\u{8}',
+    '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}',
+];
+
+/// A character that must not reach a terminal raw: a control character (C0, DEL, C1), a
+/// bidirectional override, isolate or mark, or a line or paragraph separator. Written here from
+/// the rule, not taken from the code under test.
+pub fn harmful(c: char) -> bool {
+    c.is_control() || HARMFUL.contains(&c) || c == '\u{61c}'
+}
+
 pub fn samples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }

@@ -293,13 +293,25 @@ fn diagnostics(out: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The exit code is at least every diagnostic's `exit_code`, and a run that fails none of them
-/// is exit 0 only when no diagnostic above 0 was said.
+/// An exit code's rank in precedence (docs/report.md, "Exit codes"): 7, an objective of `--slo`
+/// not met, ranks below every other non-zero code.
+fn precedence(code: i64) -> i64 {
+    if code == 7 {
+        1
+    } else if code == 0 {
+        0
+    } else {
+        code + 1
+    }
+}
+
+/// The exit code is at least every diagnostic's `exit_code` (in precedence), and a run that fails
+/// none of them is exit 0 only when no diagnostic above 0 was said.
 fn assert_exit_covers_diagnostics(what: &str, out: &Output) {
     let code = out.status.code().unwrap_or_else(|| panic!("{what}: killed"));
     let said = diagnostics(out);
-    let worst = said.iter().map(|d| d["exit_code"].as_i64().unwrap()).max().unwrap_or(0);
-    assert!(code as i64 >= worst, "{what}: exit {code} below a diagnostic's {worst}: {said:?}");
+    let worst = said.iter().map(|d| d["exit_code"].as_i64().unwrap()).max_by_key(|c| precedence(*c)).unwrap_or(0);
+    assert!(precedence(code as i64) >= precedence(worst), "{what}: exit {code} below a diagnostic's {worst}: {said:?}");
     if worst > 0 {
         assert_ne!(code, 0, "{what}");
     }
@@ -382,6 +394,23 @@ fn the_exit_code_is_never_below_a_diagnostic() {
         vec!["--no-such-flag".into()],
         vec!["--format".into(), "yaml".into()],
         vec!["--tee-file".into(), p("bad.jsonl"), p("bad.jsonl")],
+        // Objectives not met (exit 7), alone and beside every other diagnostic.
+        vec![
+            "--slo".into(),
+            "tpot.mean<=1,tpot.p99<=1,itl.mean<=1".into(),
+            sample("captured/vllm-s2.stdout.txt").display().to_string(),
+        ],
+        vec![
+            "--slo".into(),
+            "tpot.mean<=1".into(),
+            sample("captured/vllm-s2.stdout.txt").display().to_string(),
+            p("bad.jsonl"),
+            p("nothing.log"),
+            p("cut.log"),
+            p("missing.log"),
+        ],
+        vec!["check".into(), p("report.json"), "--slo".into(), "tpot.mean<=1".into()],
+        vec!["--slo".into(), "ttft.p98x<=1".into(), p("cut.log")],
     ];
     for args in &cases {
         for fmt in ["json", "dstack", "csv"] {
@@ -435,7 +464,8 @@ fn argument_errors_follow_error_format_json() {
     let out = bin().args(["--format", "\u{202e}x\u{1b}]0;x\u{7}\u{9b}2J"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(!err.chars().any(|c| bench_normalize::error::needs_escape(c) && c != '\n'), "{err:?}");
+    // Any control character, bidi override, isolate or mark, or line separator.
+    assert!(!err.chars().any(|c| common::harmful(c) && c != '\n'), "{err:?}");
     assert!(err.contains("\\u{202e}x"), "{err}");
     // --help is output, not an error.
     let out = bin().args(["--help", "--error-format", "json"]).output().unwrap();

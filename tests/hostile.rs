@@ -3,14 +3,14 @@
 //!
 //! Each class has a property test over random strings mixed with the characters that do harm
 //! (ESC, CSI, OSC, C1 controls, BEL, CR, LF, DEL, NUL, bidirectional overrides and isolates,
-//! line separators), and the examples of issue 16 are regression tests.
+//! line separators), and the examples of issue 16 are regression tests. The property of human
+//! diagnostics is a unit test beside the code that renders them (src/error.rs).
 
 mod common;
 
 use std::process::{Command, Output};
 
 use bench_normalize::emit::{self, CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CsvWriter};
-use bench_normalize::error::{Error, Location, needs_escape, render_human};
 use bench_normalize::report::{Figure, Run};
 use proptest::prelude::*;
 
@@ -22,12 +22,7 @@ fn sample(name: &str) -> std::path::PathBuf {
     common::samples_dir().join(name)
 }
 
-/// The characters that move a terminal, forge a line or reorder one.
-const HARMFUL: &[char] = &[
-    '\u{1b}', '\u{9b}', '\u{9d}', '\u{90}', '\u{9c}', '\u{85}', '\u{7}', '\r', '\n', '\t', '\u{7f}', '\0', '\u{8}',
-    '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
-    '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}',
-];
+use common::{HARMFUL, harmful};
 
 /// A string of printable text, formula triggers and harmful characters, in any mix.
 fn hostile() -> impl Strategy<Value = String> {
@@ -40,10 +35,10 @@ fn hostile() -> impl Strategy<Value = String> {
     proptest::collection::vec(c, 0..24).prop_map(|v| v.into_iter().collect())
 }
 
-/// Characters of human output that are not allowed there: any [`needs_escape`] one but the line
+/// Characters of human output that are not allowed there: any [`harmful`] one but the line
 /// breaks the output makes itself.
 fn raw(text: &str) -> Vec<char> {
-    text.chars().filter(|c| needs_escape(*c) && *c != '\n').collect()
+    text.chars().filter(|c| harmful(*c) && *c != '\n').collect()
 }
 
 fn base_run() -> Run {
@@ -95,30 +90,6 @@ proptest! {
         let table = emit::table(std::slice::from_ref(&evil), false);
         prop_assert!(raw(&table).is_empty(), "{:?} in {table}", raw(&table));
         prop_assert_eq!(table.lines().count(), emit::table(&[tame], false).lines().count(), "{}", table);
-    }
-
-    /// Human diagnostics: an error quoting an input line keeps one source line, and every other
-    /// error is one line; no raw control character either way.
-    #[test]
-    fn diagnostics_print_no_raw_control_from_inputs(s in hostile(), col in 0usize..30) {
-        let parse = |s: &str| Error::Parse {
-            at: Location { input: format!("{s}.jsonl"), line: 3, column: Some(col), text: Some(format!("{{\"a\": {s}")) },
-            message: format!("bad value {s}"),
-        };
-        let shown = render_human(&parse(&s), false);
-        prop_assert!(raw(&shown).is_empty(), "{:?} in {shown}", raw(&shown));
-        prop_assert_eq!(shown.lines().count(), render_human(&parse("x"), false).lines().count(), "{}", shown);
-        for e in [
-            Error::Io { input: s.clone(), source: std::io::Error::other("gone") },
-            Error::NoResult { input: s.clone(), looked_for: "Serving Benchmark Result".into() },
-            Error::Parse { at: Location { input: s.clone(), line: 1, column: None, text: None }, message: s.clone() },
-            Error::Report { input: s.clone(), path: format!("runs[0].{s}"), message: s.clone() },
-            Error::Definition { file: s.clone(), line: 1, column: 1, field: s.clone(), message: s.clone() },
-        ] {
-            let shown = render_human(&e, false);
-            prop_assert!(raw(&shown).is_empty(), "{:?} in {shown}", raw(&shown));
-            prop_assert_eq!(shown.lines().count(), 1, "{}", shown);
-        }
     }
 
     /// CSV: a cell of text from an input never begins with a formula trigger; it is the text, or

@@ -241,10 +241,41 @@ fn samples() -> &'static [Sample] {
     })
 }
 
+/// A sample line as the reader sees it: terminal escape sequences (CSI `ESC [ ... final`, OSC
+/// `ESC ] ... BEL`) and control characters other than tab dropped.
+fn plain(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\u{1b}', Some('[')) => {
+                chars.next();
+                // parameters and intermediates, then one final byte in @..~
+                for d in chars.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            ('\u{1b}', Some(']')) => {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d == '\u{7}' {
+                        break;
+                    }
+                }
+            }
+            (c, _) if c.is_control() && c != '\t' => {}
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
 /// A run spanning `first..=last` whose block closes (a line of `=` only) before `last` and is
 /// followed by a second banner (`==== Name ====`): (closing line, trailer banner line).
 fn trailer_of(lines: &[String], first: usize, last: usize) -> Option<(usize, usize)> {
-    let text = |n: usize| lines.get(n - 1).map(|l| bench_normalize::input::clean(l.as_bytes())).unwrap_or_default();
+    let text = |n: usize| lines.get(n - 1).map(|l| plain(l)).unwrap_or_default();
     let rule = |t: &str| t.len() >= 20 && t.chars().all(|c| c == '=');
     let closing = (first + 1..last).find(|&n| rule(text(n).trim()))?;
     let banner = (closing + 1..last).find(|&n| {

@@ -205,6 +205,8 @@ pub(super) fn run_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
             ("checks", Ty::List(&Ty::Walk(check_shape)), false),
             ("verdict", Ty::Enum(VERDICTS), false),
             ("notes", Ty::List(&Ty::Walk(note_shape)), false),
+            // `--slo`'s judgement: its shape is checked, its content is not read (judged again).
+            ("objectives", Ty::Null(&Ty::List(&Ty::Walk(objective_shape))), false),
             ("rows", Ty::List(&Ty::Walk(row_shape)), false),
         ],
         out,
@@ -455,6 +457,31 @@ pub(super) fn note_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
         at,
         "a note",
         &[("code", Ty::Str, true), ("message", Ty::Str, true), ("line", Ty::Null(&Ty::UInt), false)],
+        out,
+    );
+}
+
+fn objective_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const NUM: Ty = Ty::Null(&Ty::Num);
+    const STATUSES: &[&str] = &["pass", "fail", "not-available", "not-comparable", "not-judged"];
+    object(
+        v,
+        at,
+        "an objective",
+        &[
+            ("objective", Ty::Str, true),
+            ("metric", Ty::Str, true),
+            ("stat", Ty::Null(&Ty::Str), false),
+            ("op", Ty::Enum(&["<=", "<", ">=", ">"]), true),
+            ("limit", Ty::Num, true),
+            ("unit", Ty::Str, true),
+            ("value", NUM, false),
+            ("margin", NUM, false),
+            ("margin_pct", NUM, false),
+            ("status", Ty::Enum(STATUSES), true),
+            ("source", Ty::Null(&Ty::Str), false),
+            ("reason", Ty::Null(&Ty::Str), false),
+        ],
         out,
     );
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::emit::OutputFormat;
+use crate::objectives::Objectives;
 use crate::validate::Tolerances;
 
 /// Normalize vLLM / SGLang serving-benchmark output into one canonical JSON report; derive TPOT
@@ -14,7 +15,8 @@ use crate::validate::Tolerances;
 ///
 /// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
 /// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
-/// requires is missing; the message says how to get it), 6 the client `run` ran failed.
+/// requires is missing; the message says how to get it), 6 the client `run` ran failed, 7 an
+/// objective of --slo not met (only when no other code applies).
 #[derive(Parser, Debug)]
 #[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
@@ -59,6 +61,33 @@ pub(crate) enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Summarize a sweep (runs of one configuration at several concurrencies or request rates):
+    /// per configuration, the frontier of output throughput against the per-user decode rate
+    /// (1000 / derived TPOT), ordered by load, Pareto-optimal points marked, with output
+    /// throughput / concurrency (what peers call "per user") beside it under its own name.
+    /// Rejected and unusable runs are listed, not plotted. Exit 3: no run gives a point.
+    Sweep {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value_t = SweepFormat::Table)]
+        format: SweepFormat,
+    },
+    /// Draw a sweep's frontier (output throughput vs per-user decode rate) and TTFT against load
+    /// as an SVG file, one series per configuration. Exit 3 (nothing written): no run gives a point.
+    Plot {
+        #[command(flatten)]
+        sweep: SweepArgs,
+        /// The SVG file to write (written whole or not at all); `-` for standard output.
+        #[arg(long, short = 'o', value_name = "PATH")]
+        output: PathBuf,
+    },
+    /// Compare configurations: `bench-normalize compare BASELINE OTHER...`, each a file or a
+    /// directory of results. Runs are lined up by workload (concurrency, rate, input and output
+    /// lengths, model); per pair, derived TPOT, per-user decode rate, output throughput, TTFT
+    /// p50/p99, E2E mean/p50 and ITL side by side with ratios to the baseline. A figure whose
+    /// meaning differs between the two sides is refused or warned, with the reason (docs/compare.md).
+    Compare(CompareArgs),
     /// Print the JSON Schema of the canonical report.
     Schema,
     /// List the parser definitions: tool, formats, variants, detection markers.
@@ -74,6 +103,75 @@ pub(crate) enum Command {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff).
     Man,
+}
+
+/// The inputs and grouping of `sweep` and `plot`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SweepArgs {
+    /// Benchmark logs, result files or reports holding the sweep's runs; `-` for standard input.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// What makes a series: runs of one tool, model and input/output length per request
+    /// (`workload`), or the runs of each input file (`input`).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Workload)]
+    pub(crate) group_by: GroupByArg,
+    /// Failed warnings reject a run too (it is then no point).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompareArgs {
+    /// The baseline configuration: a log, result file or report, or a directory of them.
+    pub(crate) baseline: PathBuf,
+    /// The configurations compared with the baseline, each a file or a directory.
+    #[arg(required = true)]
+    pub(crate) others: Vec<PathBuf>,
+    /// Output format: a table for people, Markdown for a pull request, JSON (docs/compare.md).
+    #[arg(long, short = 'f', value_enum, default_value_t = CompareFormat::Table)]
+    pub(crate) format: CompareFormat,
+    /// The workload fields runs are lined up by, comma-separated: concurrency, rate, input,
+    /// output, model (drop one to compare runs that differ in it, e.g. two models).
+    #[arg(long, value_name = "FIELDS", default_value = "concurrency,rate,input,output,model")]
+    pub(crate) key: String,
+    /// Failed warnings reject a run too (its figures are then left out).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
+    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
+    pub(crate) error_format: ErrorFormat,
+    /// Also load the parser definitions (*.toml) in this folder. Default: $BENCH_NORMALIZE_PARSERS.
+    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
+    pub(crate) parsers: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupByArg {
+    Workload,
+    Input,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SweepFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CompareFormat {
+    /// Per workload, the two sides side by side with ratios and notes
+    Table,
+    /// The same as a Markdown table, for pasting into a pull request
+    Markdown,
+    /// The whole comparison (docs/compare.md)
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +239,20 @@ pub(crate) struct Common {
     /// token-count-source: relative difference allowed between server and retokenized totals.
     #[arg(long, value_name = "FRACTION", default_value_t = Tolerances::default().token_count)]
     pub(crate) token_count_tolerance: f64,
+
+    /// Service-level objectives to judge each accepted run on, comma-separated:
+    /// `ttft.p99<=2000,tpot.mean<=40,e2e.p50<=10s,decode_rate>=50`. Metrics ttft, tpot (the derived
+    /// TPOT), itl (per-token ITL only), e2e with a statistic (mean, median, min, max, pN), and
+    /// decode_rate, output_throughput, request_throughput; ops <=, <, >=, >; limits in ms (or `s`),
+    /// tok/s, req/s. An objective not met (missed, not available, not comparable) is exit 7.
+    /// Default: $BENCH_NORMALIZE_SLO (when set and not empty).
+    #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
+    pub(crate) slo: Option<Objectives>,
+}
+
+/// `--slo`'s value, read by [`crate::objectives::parse`] (a bad spec is exit 2).
+fn parse_slo(spec: &str) -> Result<Objectives, crate::objectives::SpecError> {
+    crate::objectives::parse(spec)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -59,6 +59,37 @@ pub(crate) fn report_error(format: ErrorFormat, e: &Error) {
     };
 }
 
+/// One line on stderr for an objective an accepted run does not meet (`--slo`, exit 7).
+pub(crate) fn report_objective(format: ErrorFormat, run: &Run, r: &crate::report::ObjectiveResult) {
+    let mut err = io::stderr().lock();
+    let message =
+        format!("{} {}: {}", r.objective, crate::objectives::status_words(r.status), crate::objectives::describe(r));
+    let _ = match format {
+        ErrorFormat::Human => writeln!(
+            err,
+            "bench-normalize: {}: run {}: objective {}",
+            run_at(run),
+            run.source.block,
+            printable(&message)
+        ),
+        ErrorFormat::Json => writeln!(
+            err,
+            "{}",
+            serde_json::json!({
+                "code": "objective",
+                "status": r.status,
+                "objective": r.objective,
+                "message": message,
+                "input": run.source.input,
+                "line": run.source.first_line,
+                "column": null,
+                "run": run.source.block,
+                "exit_code": ExitCode::ObjectivesMissed as i32,
+            })
+        ),
+    };
+}
+
 /// One line on stderr per failed rule of a rejected run, so a person sees why without reading
 /// the JSON (which says the same in `checks`).
 pub(crate) fn report_rejection(format: ErrorFormat, run: &Run, strict: bool) {

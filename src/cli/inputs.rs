@@ -11,11 +11,19 @@ use crate::cli::load_definitions;
 use crate::cli::output::{Collected, Output, Reading};
 use crate::cli::tee::{Tee, TeeTarget, open_tee_file};
 use crate::emit::OutputFormat;
+use crate::objectives::Objectives;
 use crate::pipeline::{self, Config, Out};
 use crate::validate::{Policy, Tolerances};
 use crate::{Error, ExitCode, Options};
 
-pub(crate) fn normalize_inputs(files: Vec<PathBuf>, c: Common, reports_only: bool) -> ExitCode {
+pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only: bool) -> ExitCode {
+    match objectives_of(&c) {
+        Ok(o) => c.slo = o,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
+    }
     let policy = match policy_of(&c) {
         Ok(p) => p,
         Err(e) => {
@@ -104,7 +112,15 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, c: Common, reports_only: boo
 /// `bench-normalize run -- <client command>`: run the client ([`crate::client`]) and
 /// report its run as the other modes report theirs. The exit code is the report's, or 6 when the
 /// client failed (which wins: the agent must know the benchmark did not finish).
-pub(crate) fn run_client(command: &[String], settings: &crate::client::Settings, c: Common) -> ExitCode {
+pub(crate) fn run_client(command: &[String], settings: &crate::client::Settings, mut c: Common) -> ExitCode {
+    // Before the client starts: a bad objective must not cost a benchmark run.
+    match objectives_of(&c) {
+        Ok(o) => c.slo = o,
+        Err(e) => {
+            report_error(c.error_format, &e);
+            return e.exit_code();
+        }
+    }
     let setup = policy_of(&c).and_then(|policy| Ok((policy, load_definitions(c.parsers.as_deref())?)));
     let (policy, definitions) = match setup {
         Ok(s) => s,
@@ -144,6 +160,29 @@ pub(crate) fn run_client(command: &[String], settings: &crate::client::Settings,
             out.code().max(e.exit_code())
         }
         None => out.code(),
+    }
+}
+
+/// The variable `--slo` defaults to.
+const SLO_VAR: &str = "BENCH_NORMALIZE_SLO";
+
+/// `--slo`, or else `$BENCH_NORMALIZE_SLO` when it is set and not blank (an empty variable is no
+/// objective, as an unset one; an empty `--slo ''` is a usage error). Read here rather than by
+/// clap, which takes an empty variable for an empty value, and whose message would print the
+/// variable's text unescaped.
+fn objectives_of(c: &Common) -> Result<Option<Objectives>, Error> {
+    if c.slo.is_some() {
+        return Ok(c.slo.clone());
+    }
+    match std::env::var_os(SLO_VAR) {
+        None => Ok(None),
+        Some(v) => {
+            let v = v.to_string_lossy();
+            if v.trim().is_empty() {
+                return Ok(None);
+            }
+            crate::objectives::parse(&v).map(Some).map_err(|e| Error::Usage(format!("${SLO_VAR}: {e}")))
+        }
     }
 }
 

@@ -7,9 +7,11 @@
 //! second thread per input, runs rendered there) without that machinery being public API.
 
 mod args;
+mod compare;
 mod diagnostics;
 mod inputs;
 mod output;
+mod sweep;
 mod tee;
 
 use std::io::{self, Write};
@@ -40,6 +42,9 @@ pub(crate) fn main() -> i32 {
             let settings = crate::client::Settings { keep, as_given };
             return run_client(&command, &settings, common) as i32;
         }
+        Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
+        Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
+        Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
         Some(Command::Schema) => return print_schema() as i32,
         Some(Command::Parsers { format, parsers }) => return list_parsers(format, parsers) as i32,
         Some(Command::Completions { shell }) => {

@@ -4,8 +4,11 @@
 use std::io::{self, Write};
 
 use crate::cli::args::{Common, ErrorFormat};
-use crate::cli::diagnostics::{color_on, is_broken_pipe, report_error, report_rejection, report_warning};
+use crate::cli::diagnostics::{
+    color_on, is_broken_pipe, report_error, report_objective, report_rejection, report_warning,
+};
 use crate::emit::{self, OutputFormat};
+use crate::objectives::Objectives;
 use crate::pipeline::{Out, Render};
 use crate::report::Verdict;
 use crate::{Error, ExitCode, Run};
@@ -54,6 +57,8 @@ pub(crate) struct Output<W: Write> {
     to_terminal: bool,
     /// The input being read streams ([`Reading`]).
     input_streams: bool,
+    /// `--slo`: each run is judged on these before it is written.
+    objectives: Option<Objectives>,
 }
 
 impl<W: Write> Reading for Output<W> {
@@ -78,7 +83,20 @@ impl<W: Write> Output<W> {
             json: emit::JsonReport::new(to_terminal),
             to_terminal,
             input_streams: false,
+            objectives: c.slo.clone(),
         }
+    }
+
+    /// `--slo`: judge the run on the objectives (written into its report), and say on stderr
+    /// each objective an accepted run does not meet (exit 7, below every other code).
+    fn judge(&mut self, run: &mut Run) {
+        let Some(list) = &self.objectives else { return };
+        let results = crate::objectives::judge(list, run);
+        for r in results.iter().filter(|r| crate::objectives::is_missed(r)) {
+            self.worst = self.worst.max(ExitCode::ObjectivesMissed);
+            report_objective(self.error_format, run, r);
+        }
+        run.objectives = Some(results);
     }
 
     pub(crate) fn code(&self) -> ExitCode {
@@ -190,8 +208,9 @@ impl<W: Write> Output<W> {
 }
 
 impl<W: Write> Out for Output<W> {
-    fn run(&mut self, run: Run) -> Result<(), Error> {
+    fn run(&mut self, mut run: Run) -> Result<(), Error> {
         self.note_verdict(&run);
+        self.judge(&mut run);
         let written = match self.format {
             OutputFormat::Table | OutputFormat::Dstack | OutputFormat::DstackE2e => {
                 self.runs.push(run);
@@ -224,6 +243,10 @@ impl<W: Write> Out for Output<W> {
     }
 
     fn render(&self) -> Option<Render> {
+        // A run judged on objectives is written with them: not rendered before it is judged.
+        if self.objectives.is_some() {
+            return None;
+        }
         // A compact JSON document's runs are its JSON Lines lines, joined.
         (self.format == OutputFormat::Jsonl || self.format == OutputFormat::Json && !self.to_terminal)
             .then_some(render_jsonl)

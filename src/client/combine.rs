@@ -178,4 +178,60 @@ mod tests {
         assert!((printed_slack("6.7 ± 0.002", 6700.0).unwrap() - 50.0).abs() < 0.1);
         assert_eq!(printed_slack("n/a", 1.0), None);
     }
+
+    /// Every captured pair of printed block and result file agrees under the rule (no honest run
+    /// is rejected by it), and a changed figure is caught.
+    #[test]
+    fn every_captured_output_agrees_with_its_result_file() {
+        let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let read = |path: &std::path::Path| {
+            let name = path.strip_prefix(&samples).unwrap().to_string_lossy().replace('\\', "/");
+            let file = std::fs::File::open(path).unwrap();
+            let mut runs = Vec::new();
+            crate::normalize_file(file, &name, &crate::Options::default(), &mut |r| {
+                runs.push(r);
+                Ok(())
+            })
+            .unwrap();
+            (name, runs)
+        };
+        let policy = Policy::default();
+        let mut pairs = 0;
+        for dir in ["captured", "versions", "peers"] {
+            let mut files: Vec<_> = std::fs::read_dir(samples.join(dir))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.to_string_lossy().ends_with(".stdout.txt"))
+                .collect();
+            files.sort();
+            for file in files {
+                let stem = file.to_string_lossy().replace(".stdout.txt", "");
+                let result = [
+                    ".result.json",
+                    ".result.jsonl",
+                    ".profile_export_aiperf.json",
+                    ".profile_export_genai_perf.json",
+                    ".benchmarks.json",
+                ]
+                .iter()
+                .map(|s| format!("{stem}{s}"))
+                .find(|p| std::path::Path::new(p).exists());
+                let Some(result) = result else { continue };
+                let (name, printed) = read(&file);
+                let (_, filed) = read(std::path::Path::new(&result));
+                if printed.len() != 1 || filed.len() != 1 {
+                    continue;
+                }
+                pairs += 1;
+                let merged = combine(printed, filed, &policy);
+                assert_eq!(merged.len(), 1);
+                let c = merged[0].checks.iter().find(|c| c.id == "output-matches-result-file").unwrap();
+                assert_eq!(c.status, Status::Pass, "{name}: {}", c.message);
+                // Not a vacuous pass: the figures compared are counted in the message.
+                let compared: usize = c.message.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+                assert!(compared >= 8, "{name}: {}", c.message);
+            }
+        }
+        assert!(pairs >= 30, "pairs checked: {pairs}");
+    }
 }

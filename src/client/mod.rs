@@ -30,7 +30,7 @@ pub use combine::{AGREEMENT_RULE, combine};
 pub use flags::{Plan, plan, shell_join};
 pub use process::rfc3339;
 pub use result_file::Expect;
-pub use table::{Add, CLIENTS, Client, Program, ResultAt};
+pub use table::CLIENTS;
 
 use crate::report::{ClientRun, Figure, Note};
 use crate::vocabulary::workload;
@@ -47,7 +47,6 @@ pub struct Outcome {
     pub diagnostics: Vec<Error>,
     pub warnings: Vec<String>,
     pub failed: Option<Error>,
-    pub plan: Plan,
 }
 
 /// The name of the client's output log in the private directory.
@@ -122,7 +121,7 @@ pub fn run(
         Ok(e) => e,
         Err(e) => {
             let failed = Error::Client { command: shown, message: format!("could not run it: {e}") };
-            return Ok(Outcome { runs: Vec::new(), diagnostics: Vec::new(), warnings, failed: Some(failed), plan });
+            return Ok(Outcome { runs: Vec::new(), diagnostics: Vec::new(), warnings, failed: Some(failed) });
         }
     };
     #[cfg(unix)]
@@ -187,7 +186,7 @@ pub fn run(
     for run in &mut runs {
         annotate(run, &plan, &info, &opts.policy);
     }
-    Ok(Outcome { runs, diagnostics, warnings, failed, plan })
+    Ok(Outcome { runs, diagnostics, warnings, failed })
 }
 
 /// Every run of a file (from `offset`: the part a client appended), or the error that gave none.

@@ -12,11 +12,12 @@ use regex::Regex;
 use toml::Spanned;
 
 use super::raw::{
-    OneOrMany, RawArray, RawBlock, RawDefinition, RawItlRule, RawKey, RawRequests, RawRow, RawTrailer, RawVariant,
+    OneOrMany, RawArray, RawBlock, RawDefinition, RawGroups, RawItlRule, RawKey, RawRequests, RawRow, RawTrailer,
+    RawVariant,
 };
 use super::{
-    ArraySpec, BlockSpec, Definition, DetectSpec, FirstBytes, Hole, ItlRule, LabelPattern, RequestsSpec, RowSpec,
-    SemanticsSpec, TableSpec, Target, TrailerSpec, Variant, arg_label,
+    ArraySpec, BlockSpec, Definition, DetectSpec, FirstBytes, GroupSpec, Hole, ItlRule, LabelPattern, RequestsSpec,
+    RowSpec, SemanticsSpec, TableSpec, Target, TrailerSpec, Variant, arg_label,
 };
 use crate::error::{Error, line_col};
 use crate::lex::normalize_label;
@@ -165,6 +166,7 @@ fn block(cx: &Source, b: &RawBlock) -> Result<BlockSpec, Error> {
         max_noise: t.max_noise.max(1),
     });
     let section = b.section.as_ref().map(|s| cx.regex(s, "block.section")).transpose()?;
+    let groups = b.groups.as_ref().map(|g| groups(cx, g)).transpose()?;
     let end = b.end.as_ref().map(|s| cx.regex(s, "block.end")).transpose()?;
     let banner = cx.regex(&b.banner, "block.banner")?;
     // A banner that can match no text at all (`^`, `.*`) would open a block at every line
@@ -191,7 +193,32 @@ fn block(cx: &Source, b: &RawBlock) -> Result<BlockSpec, Error> {
         section_strip: b.section_strip.clone(),
         noise: b.noise.iter().map(|s| cx.regex(s, "block.noise")).collect::<Result<_, _>>()?,
         table,
+        groups,
     })
+}
+
+/// `[block.groups]`: a header line and the statistic lines under it; the statistic line must
+/// name its `key` and `value` captures.
+fn groups(cx: &Source, g: &RawGroups) -> Result<GroupSpec, Error> {
+    let header = cx.regex(&g.header, "block.groups.header")?;
+    let row = cx.regex(&g.row, "block.groups.row")?;
+    for name in ["key", "value"] {
+        if !row.capture_names().any(|n| n == Some(name)) {
+            return Err(cx.err_at(
+                g.row.span().start,
+                "block.groups.row",
+                format!("'{}' needs a capture group named `{name}` ((?P<{name}>...))", row.as_str()),
+            ));
+        }
+    }
+    if regex_syntax::parse(header.as_str()).is_ok_and(|h| h.properties().minimum_len() == Some(0)) {
+        return Err(cx.err_at(
+            g.header.span().start,
+            "block.groups.header",
+            "a group header must not match an empty line".into(),
+        ));
+    }
+    Ok(GroupSpec { header, row })
 }
 
 /// `[[row]]`, `[[context]]` (and `[[key]]`, read as rows): `what` is the section, for errors.
@@ -479,6 +506,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_group_row_needs_key_and_value_captures() {
+        let e = err(&format!("{HEAD}[block.groups]\nheader = '^[a-z_]+$'\nrow = '^(\\w+) = (.*)$'\n"));
+        assert!(e.contains("block.groups.row") && e.contains("`key`"), "{e}");
+        let e = err(&format!("{HEAD}[block.groups]\nheader = '^x*$'\nrow = '^(?P<key>\\w+) = (?P<value>.*)$'\n"));
+        assert!(e.contains("block.groups.header"), "{e}");
+    }
+
+    #[test]
     fn a_banner_that_matches_empty_text_is_refused() {
         for banner in ["^", ".*", "^$", "(?i)x*", r"\b"] {
             let e = err(&HEAD.replace("banner = 'X'", &format!("banner = '{banner}'")));
@@ -511,7 +546,7 @@ mod tests {
         let e = err(&format!("{HEAD}[block.table]\ncells = \"boxes\"\nrows = \"metrics\"\n"));
         assert!(
             e.starts_with("t.toml:9:9: ")
-                && e.contains("unknown variant `boxes`, expected one of `ruled`, `csv`, `aligned`"),
+                && e.contains("unknown variant `boxes`, expected one of `ruled`, `bars`, `csv`, `aligned`"),
             "{e}"
         );
     }

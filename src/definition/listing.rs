@@ -16,6 +16,7 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
                     if let Some(t) = &b.table {
                         let cells = match t.cells {
                             CellStyle::Ruled => "ruled",
+                            CellStyle::Bars => "bars",
                             CellStyle::Csv => "csv",
                             CellStyle::Aligned => "aligned",
                         };

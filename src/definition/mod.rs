@@ -186,6 +186,8 @@ pub struct BlockSpec {
     pub noise: Vec<Regex>,
     /// The block is one or more tables of several columns (console tables, CSV exports).
     pub table: Option<TableSpec>,
+    /// Figures printed as stat groups (`[block.groups]`).
+    pub groups: Option<GroupSpec>,
     /// What `end` and `section` can start with: most lines of a block are rows, and are not tried.
     pub end_first: FirstBytes,
     pub section_first: FirstBytes,
@@ -225,6 +227,36 @@ impl FirstBytes {
     }
 }
 
+/// Figures printed as stat groups (`[block.groups]`, llmperf's stdout): a header line names the
+/// figure (`ttft_s`), and the `key = value` lines under it give its statistics (`    p50 = 2.44`).
+/// Each such line is read as the row `<name> <key>: <value>` (`ttft_s p50: 2.44`), so the
+/// definition's `[[row]]` labels are written `"ttft_s {stat}:"`. A group lasts until the next
+/// header or the next `label: value` row; lines between (an abridging `...`) are noise.
+#[derive(Debug, Clone)]
+pub struct GroupSpec {
+    /// A header line (matched against the trimmed line); its name is its first capture group, or
+    /// the whole trimmed line.
+    pub header: Regex,
+    /// A statistic line under a header (matched against the trimmed line), with the captures
+    /// `key` and `value`.
+    pub row: Regex,
+}
+
+impl GroupSpec {
+    /// The name of a group header line.
+    pub fn header_name(&self, trimmed: &str) -> Option<String> {
+        let caps = self.header.captures(trimmed)?;
+        Some(caps.get(1).map_or(trimmed, |m| m.as_str()).trim().to_string())
+    }
+
+    /// A statistic line of the group `name`, as the row `<name> <key>: <value>`.
+    pub fn row_text(&self, name: &str, trimmed: &str) -> Option<String> {
+        let caps = self.row.captures(trimmed)?;
+        let (key, value) = (caps.name("key")?.as_str().trim(), caps.name("value")?.as_str().trim());
+        Some(format!("{name} {key}: {value}"))
+    }
+}
+
 /// A block made of tables: how a line is cut into cells, and what a row is.
 ///
 /// The engine turns every cell into a row `label: value` before anything else reads the block,
@@ -251,6 +283,9 @@ pub enum CellStyle {
     /// Cells between `|`, `│`, `┃` or `║`; rules are made of box-drawing characters or `-=+:|`.
     /// A header cell with nothing between its bars continues the cell on its left (a span).
     Ruled,
+    /// Cells between `|` with no outer border (`  synchronous|   0.23|  1.00`, guidellm 0.2):
+    /// as `ruled`, but a line is a table line when it holds a bar anywhere, not only first.
+    Bars,
     /// Comma-separated values.
     Csv,
     /// Columns aligned by spaces, cut where the dash runs of the rule under the header are.

@@ -121,6 +121,14 @@ pub struct RawBlock {
     #[serde(default)]
     pub noise: Vec<Spanned<String>>,
     pub table: Option<RawTable>,
+    pub groups: Option<RawGroups>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroups {
+    pub header: Spanned<String>,
+    pub row: Spanned<String>,
 }
 
 #[derive(Deserialize)]

@@ -51,16 +51,6 @@ pub(super) fn has_escaped_newline(text: &str) -> bool {
     memchr::memchr_iter(b'\\', b).any(|i| b.get(i + 1) == Some(&b'n'))
 }
 
-pub(super) fn strip_prefix<'a>(text: &'a str, prefix: &str) -> &'a str {
-    if prefix.is_empty() {
-        return text;
-    }
-    if let Some(rest) = text.strip_prefix(prefix) {
-        return rest;
-    }
-    text.strip_prefix(prefix.trim_end()).unwrap_or(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

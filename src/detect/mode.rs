@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use super::known::KnownLabels;
-use super::line::{strip_prefix, table_row};
+use super::line::table_row;
+use super::prefix::Prefix;
 use super::{BlockEnd, BodyRow, ContextLine, MAX_LOOKAHEAD, MAX_NOISE_RUN, table};
 use crate::definition::{BlockSpec, Definition, TableSpec};
 use crate::input::Line;
@@ -19,7 +20,10 @@ pub(super) struct Open<'d> {
     /// The candidates' bits in a [`KnownLabels`] mask, and whether every candidate has one.
     pub candidate_bits: (u64, bool),
     pub banner: Line,
-    pub prefix: String,
+    /// Where the banner starts in its line.
+    pub banner_at: usize,
+    /// What is before the banner on its line, as a prefix of the block's lines.
+    pub prefix: Prefix,
     pub body: Vec<Line>,
     pub last_row_line: usize,
     pub context: HashMap<String, ContextLine>,
@@ -74,11 +78,13 @@ pub(super) struct Rows {
     /// all start at the same one (the tools print their rows aligned), `Some(None)` once they do
     /// not, `None` before the first.
     value_column: Option<Option<usize>>,
+    /// The stat group open (`[block.groups]`): the name its header line gave.
+    group: Option<String>,
 }
 
 impl Rows {
     pub fn new(seen: Vec<Option<BodyRow>>) -> Rows {
-        Rows { seen, noise_run: 0, non_rows: 0, value_column: None }
+        Rows { seen, noise_run: 0, non_rows: 0, value_column: None, group: None }
     }
 
     /// Whether a row the definitions do not know has the shape of the block's own rows: its value
@@ -116,31 +122,87 @@ impl Rows {
             // A new banner before the closing line: the open block was cut off.
             return Step::NextBanner(BlockEnd::NextBanner(line.number), line, hit);
         }
-        let text = strip_prefix(&line.text, &open.prefix);
-        let trimmed = text.trim_ascii();
-        if open.candidates.iter().any(|d| {
-            d.block
-                .as_ref()
-                .is_some_and(|b| b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed)))
-        }) {
-            open.last_row_line = line.number;
-            return Step::Ends(BlockEnd::Closed(line.number));
-        }
+        let closes = |trimmed: &str| {
+            open.candidates.iter().any(|d| {
+                d.block.as_ref().is_some_and(|b| {
+                    b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed))
+                })
+            })
+        };
         // A row counts as part of the block when a candidate knows its label; unknown rows are
         // kept, but a run of them (with other lines) after the last known row ends a block
         // that lost its closing line.
-        let seen = known.see(text);
         // (A candidate past the mask's 64 definitions is asked itself.)
         let (bits, all_have_bits) = open.candidate_bits;
-        let is_row = seen.as_ref().is_some_and(|s| {
-            s.known & bits != 0
-                || !all_have_bits && open.candidates.iter().any(|d| known.knows_in(s.known, d, &s.label))
-        });
-        let is_section = open.candidates.iter().any(|d| {
-            d.block.as_ref().is_some_and(|b| {
-                b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
+        let known_row = |known: &KnownLabels<'d>, seen: &Option<BodyRow>| {
+            seen.as_ref().is_some_and(|s| {
+                s.known & bits != 0
+                    || !all_have_bits && open.candidates.iter().any(|d| known.knows_in(s.known, d, &s.label))
             })
-        });
+        };
+        let sectioned = |trimmed: &str| {
+            open.candidates.iter().any(|d| {
+                d.block.as_ref().is_some_and(|b| {
+                    b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
+                })
+            })
+        };
+        // A learned prefix is stripped where what remains is the closing line, a known row, a row
+        // in the block's own aligned format, or a section header; any other line is read whole.
+        // (Such a line with the prefix is another line of the same stream: whether it is a row in
+        // the block's format is told from what follows the prefix, as it would be without one.)
+        let mut prefixed_other: Option<Option<BodyRow>> = None;
+        let stripped = match open.prefix.shape().and_then(|s| s.strip(&line.text)) {
+            Some(rest) => {
+                let trimmed = rest.trim_ascii();
+                if closes(trimmed) {
+                    Some((rest, None, true))
+                } else {
+                    let seen = known.see(rest);
+                    let aligned = matches!(
+                        (self.value_column, &seen),
+                        (Some(Some(c)), Some(s)) if s.value.start == c
+                    );
+                    if known_row(known, &seen) || aligned || sectioned(trimmed) {
+                        Some((rest, seen, false))
+                    } else {
+                        prefixed_other = Some(seen);
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let (text, seen) = match stripped {
+            Some((_, _, true)) => {
+                open.last_row_line = line.number;
+                return Step::Ends(BlockEnd::Closed(line.number));
+            }
+            Some((rest, seen, false)) => (rest, seen),
+            None if prefixed_other.is_some() => (line.text.as_str(), None),
+            None => {
+                let text = open.prefix.unquote(&line.text);
+                if closes(text.trim_ascii()) {
+                    open.last_row_line = line.number;
+                    return Step::Ends(BlockEnd::Closed(line.number));
+                }
+                (text, known.see(text))
+            }
+        };
+        // A stat group's header names the figure; its `key = value` lines are read as the rows
+        // `<name> <key>: <value>` (`[block.groups]`).
+        let (grouped, is_group_header) = self.group_line(open, text.trim_ascii());
+        let (text, seen) = match grouped.as_deref() {
+            Some(g) => (g, known.see(g)),
+            None => (text, seen),
+        };
+        let trimmed = text.trim_ascii();
+        let is_row = known_row(known, &seen);
+        let is_section = sectioned(trimmed);
+        if is_row && grouped.is_none() {
+            // A known `label: value` row closes the stat group above it.
+            self.group = None;
+        }
         let ends_after = is_row
             && open.candidates.iter().any(|d| {
                 d.block
@@ -148,7 +210,7 @@ impl Rows {
                     .and_then(|b| b.end_after_label.as_ref())
                     .is_some_and(|l| seen.as_ref().is_some_and(|s| *l == s.label))
             });
-        if is_row || is_section {
+        if is_row || is_section || is_group_header {
             self.noise_run = 0;
             self.non_rows = 0;
             open.last_row_line = line.number;
@@ -161,13 +223,13 @@ impl Rows {
             }
         } else {
             self.noise_run += 1;
-            match &seen {
+            match prefixed_other.as_ref().unwrap_or(&seen) {
                 Some(s) if self.in_format(s) => self.non_rows = 0,
                 _ => self.non_rows += 1,
             }
         }
         let number = line.number;
-        let text = if open.prefix.is_empty() { line.text } else { text.to_string() };
+        let text = if grouped.is_none() && text.len() == line.text.len() { line.text } else { text.to_string() };
         open.body.push(Line { number, text, truncated: line.truncated });
         self.seen.push(seen);
         if ends_after {
@@ -177,6 +239,21 @@ impl Rows {
             return Step::CutOff(None);
         }
         Step::Goes
+    }
+}
+
+impl Rows {
+    /// A line of a block with stat groups: `(Some(row), false)` for a statistic line of the open
+    /// group, rewritten as its row; `(None, true)` for a group header (which opens its group).
+    fn group_line(&mut self, open: &Open, trimmed: &str) -> (Option<String>, bool) {
+        let Some(groups) = open.candidates.iter().find_map(|d| d.block.as_ref().and_then(|b| b.groups.as_ref())) else {
+            return (None, false);
+        };
+        if let Some(name) = groups.header_name(trimmed) {
+            self.group = Some(name);
+            return (None, true);
+        }
+        (self.group.as_deref().and_then(|name| groups.row_text(name, trimmed)), false)
     }
 }
 
@@ -222,7 +299,21 @@ impl<'d> Grid<'d> {
             return Step::NextBanner(end, line, hit);
         }
         let number = line.number;
-        let text = strip_prefix(&line.text, &open.prefix).to_string();
+        // A line with the block's prefix is read without it, table line or not: the tables are
+        // read again from these lines at the end, where another line of the same stream must not
+        // pass for a table line by its prefix (`May  1 ...` has a run of spaces). A table is printed
+        // by one process: behind a learned prefix, a line without it is another process's (whose
+        // own prefix may be padded like a table line, `server-1   | ...`), noise left out.
+        let text = match open.prefix.shape() {
+            Some(shape) => match shape.strip(&line.text) {
+                Some(rest) => rest.to_string(),
+                None => {
+                    self.noise_run += 1;
+                    return if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes };
+                }
+            },
+            None => open.prefix.unquote(&line.text).to_string(),
+        };
         let trimmed = text.trim();
         if self.block.end.as_ref().is_some_and(|e| e.is_match(trimmed)) {
             open.last_row_line = number;

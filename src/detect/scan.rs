@@ -3,9 +3,10 @@
 use std::collections::HashMap;
 
 use super::known::KnownLabels;
-use super::line::{has_escaped_newline, strip_prefix, table_row};
+use super::line::{has_escaped_newline, table_row};
 use super::mode::{Grid, Hit, Mode, Open, Rows, Step, read_markdown};
 use super::prefilter::Literals;
+use super::prefix::{Prefix, cut_points};
 use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, args_dump, section_name, table};
 use crate::definition::{Definition, Definitions, Evidence};
 use crate::input::Line;
@@ -37,6 +38,8 @@ struct Held<'d> {
     gap: usize,
     /// Inside the trailer, after its banner.
     open: bool,
+    /// The block's prefix, which its trailer's lines carry too.
+    prefix: Prefix,
 }
 
 impl<'d> Scanner<'d> {
@@ -119,8 +122,8 @@ impl<'d> Scanner<'d> {
             c[0].block
                 .as_ref()
                 .filter(|b| b.table.is_none())
-                .and_then(|b| b.banner.find_at(text, *at))
-                .is_some_and(|m| !text[m.end()..].trim().is_empty())
+                .and_then(|b| banner_end(&b.banner, text, *at))
+                .is_some_and(|end| !text[end..].trim().is_empty())
         });
         let closing_with_rest = self.split_closing_rule(text).is_some();
         let long_in_block = matches!(self.open, Some(Mode::Rows(..) | Mode::Markdown(_))) && text.len() > 80;
@@ -130,7 +133,10 @@ impl<'d> Scanner<'d> {
         }
         let number = line.number;
         let pieces = self.unflatten(line);
-        if pieces.len() > 1 {
+        // (A banner with its own rest cut off, `Results for ... api.`, is no lost line break.)
+        if pieces.iter().filter(|p| !p.text.trim().is_empty()).count() > 1
+            && pieces.iter().skip(1).any(|p| crate::lex::split_row_key(p.text.trim()).is_some())
+        {
             self.note_unflattened(number);
         }
         for piece in pieces {
@@ -214,7 +220,15 @@ impl<'d> Scanner<'d> {
     /// Returns whether the line was used.
     fn feed_held(&mut self, line: &Line) -> bool {
         let Some(h) = self.held.as_mut() else { return false };
-        let trimmed = line.text.trim();
+        // The block's prefix is stripped where what remains is a line of the trailer.
+        let known = &mut self.known;
+        let (trailer, open) = (h.trailer, h.open);
+        let text = h.prefix.strip(&line.text, |rest| {
+            let t = rest.trim();
+            trailer.banner.is_match(t)
+                || open && (trailer.end.is_match(t) || is_rule(t) || known.see(rest).is_some_and(|r| r.known != 0))
+        });
+        let trimmed = text.trim();
         if h.open {
             if h.trailer.end.is_match(trimmed) {
                 h.block.last_line = line.number;
@@ -222,11 +236,7 @@ impl<'d> Scanner<'d> {
                 return true;
             }
             // Plain rules inside the trailer separate its groups; its rows stay in its section.
-            let text = if trimmed.chars().all(|c| c == '-') && !trimmed.is_empty() {
-                format!("--- {} ---", h.trailer.section)
-            } else {
-                line.text.clone()
-            };
+            let text = if is_rule(trimmed) { format!("--- {} ---", h.trailer.section) } else { text.to_string() };
             h.block.rows.push(self.known.see(&text));
             h.block.body.push(Line { number: line.number, text, truncated: line.truncated });
             h.block.last_line = line.number;
@@ -275,7 +285,7 @@ impl<'d> Scanner<'d> {
             // A banner with text after it, or a long line with more than one known label.
             let banner_end = self
                 .banner_hits(&piece.text)
-                .and_then(|(c, at)| c[0].block.as_ref()?.banner.find_at(&piece.text, at).map(|m| m.end()));
+                .and_then(|(c, at)| banner_end(&c[0].block.as_ref()?.banner, &piece.text, at));
             let rest_from = match banner_end {
                 Some(end) if !piece.text[end..].trim().is_empty() => Some(end),
                 Some(_) => None,
@@ -394,7 +404,8 @@ impl<'d> Scanner<'d> {
                     candidate_bits: self.known.bits_of(&candidates),
                     candidates,
                     banner: line.clone(),
-                    prefix: String::new(),
+                    banner_at: 0,
+                    prefix: Prefix::None,
                     body: vec![Line { number, text: format!("{label}: {value}"), truncated: line.truncated }],
                     last_row_line: number,
                     context: std::mem::take(&mut self.context),
@@ -416,6 +427,18 @@ impl<'d> Scanner<'d> {
         if !self.literals.banners.is_match(text) {
             return None;
         }
+        // A banner where its pattern finds it; else (no banner found so) an anchored one after a
+        // prefix: a banner that starts mid-line (`NVIDIA GenAI-Perf | LLM Metrics`) is not another
+        // format's anchored banner behind a prefix (`LLM Metrics`).
+        self.banner_hits_by(text, |banner, text| banner.find(text).map(|m| m.start()))
+            .or_else(|| self.banner_hits_by(text, after_prefix))
+    }
+
+    fn banner_hits_by(
+        &self,
+        text: &str,
+        find: impl Fn(&regex::Regex, &str) -> Option<usize>,
+    ) -> Option<(Vec<&'d Definition>, usize)> {
         let mut at = None;
         let mut hits = Vec::new();
         // Formats that share a banner (vLLM's and SGLang's) ask the same pattern once.
@@ -428,7 +451,7 @@ impl<'d> Scanner<'d> {
             let start = match asked {
                 Some((pattern, start)) if pattern == banner.as_str() => start,
                 _ => {
-                    let start = banner.find(text).map(|m| m.start());
+                    let start = find(banner, text);
                     asked = Some((banner.as_str(), start));
                     start
                 }
@@ -449,12 +472,22 @@ impl<'d> Scanner<'d> {
         if self.literals.context_labels.is_empty() || !line.text.contains(':') {
             return;
         }
-        if let Some(row) = split_row(&line.text) {
+        let text = line.text.as_str();
+        let context_row = |from: usize| {
+            let row = split_row(&text[from..])?;
             let label = normalize_label(row.label);
-            if self.literals.context_labels.contains(&label) {
-                self.context
-                    .insert(label.clone(), ContextLine { line: line.number, label, value: row.value.to_string() });
-            }
+            self.literals.context_labels.contains(&label).then(|| (label, row.value.to_string()))
+        };
+        // The row, or (a line behind a prefix: `# `, a timestamp, a container's name) the row where
+        // a context label starts after a place a prefix may end.
+        let found = context_row(0).or_else(|| {
+            self.literals.context_labels.iter().find_map(|l| {
+                let at = text.find(l.trim_end_matches(':')).filter(|&at| at > 0)?;
+                cut_points(text, at).last().filter(|&cut| cut == at).and_then(context_row)
+            })
+        });
+        if let Some((label, value)) = found {
+            self.context.insert(label.clone(), ContextLine { line: line.number, label, value });
         }
     }
 
@@ -475,11 +508,8 @@ impl<'d> Scanner<'d> {
     }
 
     fn start(&mut self, line: Line, candidates: Vec<&'d Definition>, at: usize) {
-        // Indentation or quoting before the banner (`  `, `> `) is removed from every block line;
-        // anything else before it (a pasted code fence) is not repeated on later lines.
-        let before = &line.text[..at];
-        let prefix =
-            if before.chars().all(|c| c.is_whitespace() || c == '>') { before.to_string() } else { String::new() };
+        // What is before the banner on its line is the block's prefix (see `super::prefix`).
+        let prefix = Prefix::learn(&line.text[..at]);
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
         let grid = candidates.iter().copied().find_map(Grid::of);
         // Room for a usual block's lines (about 40), so that it is not regrown line by line.
@@ -499,6 +529,7 @@ impl<'d> Scanner<'d> {
             candidate_bits: self.known.bits_of(&candidates),
             candidates,
             banner: line,
+            banner_at: at,
             prefix,
             body,
             last_row_line: number,
@@ -551,6 +582,7 @@ impl<'d> Scanner<'d> {
                 last_row_line,
                 context: open.context.clone(),
                 banner: open.banner.clone(),
+                banner_at: open.banner_at,
                 prefix: open.prefix.clone(),
                 candidates: vec![def],
                 candidate_bits: self.known.bits_of(&[def]),
@@ -563,6 +595,7 @@ impl<'d> Scanner<'d> {
     /// definition read it, and whether it waits for a trailer.
     fn finish_rows(&mut self, open: Open<'d>, seen: Vec<Option<BodyRow>>, end: BlockEnd) {
         self.release();
+        let prefix = open.prefix.clone();
         let Some(mut block) = self.classify_block(open, seen, end) else { return };
         repair::template_notes(&mut block);
         let trailer = match (block.end, block.variant) {
@@ -570,7 +603,7 @@ impl<'d> Scanner<'d> {
             _ => None,
         };
         match trailer {
-            Some(trailer) => self.held = Some(Held { block, trailer, gap: 0, open: false }),
+            Some(trailer) => self.held = Some(Held { block, trailer, gap: 0, open: false, prefix }),
             None => self.ready.push_back(block),
         }
     }
@@ -631,7 +664,7 @@ impl<'d> Scanner<'d> {
         let context: Vec<ContextLine> =
             open.context.into_values().filter(|c| definition.context_spec(&c.label).is_some()).collect();
         let context_labels: Vec<String> = context.iter().map(|c| c.label.clone()).collect();
-        let banner_text = strip_prefix(&open.banner.text, &open.prefix).trim();
+        let banner_text = open.banner.text.get(open.banner_at..).unwrap_or_default().trim();
         let banner_width = definition
             .block
             .as_ref()
@@ -656,4 +689,24 @@ impl<'d> Scanner<'d> {
             notes: open.notes,
         })
     }
+}
+
+/// Where an anchored banner (`^\s*Total time: ...`) starts after a prefix (`# `, a timestamp,
+/// `[rank0]: `): at the first place a prefix may end ([`cut_points`]) where it matches. Asked
+/// only of a line that holds the banner's literal text and no banner where its pattern looks.
+fn after_prefix(banner: &regex::Regex, text: &str) -> Option<usize> {
+    if !banner.as_str().starts_with('^') {
+        return None;
+    }
+    cut_points(text, text.len()).find(|&i| banner.is_match(&text[i..]))
+}
+
+/// Where the banner that starts at `at` in `text` ends.
+fn banner_end(banner: &regex::Regex, text: &str, at: usize) -> Option<usize> {
+    banner.find(text.get(at..)?).map(|m| at + m.end())
+}
+
+/// A plain rule (`-----`), which separates a trailer's groups.
+fn is_rule(trimmed: &str) -> bool {
+    !trimmed.is_empty() && trimmed.chars().all(|c| c == '-')
 }

@@ -49,6 +49,7 @@ pub(super) fn is_table_line(def: &Definition, spec: &TableSpec, trimmed: &str) -
     }
     match spec.cells {
         CellStyle::Ruled => is_rule(trimmed) || trimmed.starts_with(BARS),
+        CellStyle::Bars => is_rule(trimmed) || trimmed.contains(BARS),
         CellStyle::Csv => trimmed.contains(','),
         CellStyle::Aligned => is_rule(trimmed) || trimmed.contains("  "),
     }
@@ -59,7 +60,7 @@ pub(super) fn is_table_line(def: &Definition, spec: &TableSpec, trimmed: &str) -
 pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Body> {
     let tables = match spec.cells {
         CellStyle::Aligned => aligned_tables(def, spec, lines),
-        CellStyle::Ruled | CellStyle::Csv => ruled_tables(def, spec, lines),
+        CellStyle::Ruled | CellStyle::Bars | CellStyle::Csv => ruled_tables(def, spec, lines),
     };
     let notes: Vec<Note> = tables.iter().flat_map(misfits).collect();
     match spec.rows {
@@ -99,6 +100,7 @@ fn is_title(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
     let block = def.block.as_ref().expect("a table definition has a block");
     let cells = match spec.cells {
         CellStyle::Csv => trimmed.contains(','),
+        CellStyle::Bars => trimmed.contains(BARS),
         _ => trimmed.starts_with(BARS),
     };
     !cells && (block.banner.is_match(trimmed) || section_name(def, trimmed).is_some_and(|n| !n.is_empty()))
@@ -119,6 +121,11 @@ fn split_cells(style: CellStyle, trimmed: &str) -> Vec<Cell> {
                 csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(trimmed.as_bytes());
             let Some(Ok(record)) = reader.records().next() else { return Vec::new() };
             record.iter().map(|c| Cell { text: c.trim().to_string(), spans_left: false }).collect()
+        }
+        // Unbordered: a bar at the end of a header line closes a span (`Output Tok Total  ||` is
+        // three columns), not the table.
+        CellStyle::Bars => {
+            trimmed.split(BARS).map(|c| Cell { text: c.trim().to_string(), spans_left: c.is_empty() }).collect()
         }
         _ => {
             let inner = trimmed.strip_prefix(BARS).unwrap_or(trimmed);
@@ -154,7 +161,7 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             state = State::Start;
             continue;
         }
-        let ruled = spec.cells == CellStyle::Ruled;
+        let ruled = matches!(spec.cells, CellStyle::Ruled | CellStyle::Bars);
         if ruled && is_rule(trimmed) {
             if !matches!(state, State::Start) {
                 if let Some(t) = tables.last_mut() {
@@ -172,7 +179,12 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             };
             continue;
         }
-        if ruled && !trimmed.starts_with(BARS) || !ruled && !trimmed.contains(',') {
+        let cell_line = match spec.cells {
+            CellStyle::Ruled => trimmed.starts_with(BARS),
+            CellStyle::Bars => trimmed.contains(BARS),
+            _ => trimmed.contains(','),
+        };
+        if !cell_line {
             // A line of other text between the tables (a footnote, a log line).
             continue;
         }

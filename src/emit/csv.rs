@@ -4,7 +4,7 @@
 use std::io;
 use std::io::Write;
 
-use crate::report::{Run, StatKey};
+use crate::report::{ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
 use super::{failed_ids, mean, stat};
@@ -117,23 +117,56 @@ pub(super) fn csv_record(run: &Run) -> Vec<String> {
     ]
 }
 
+/// The columns added after [`CSV_COLUMNS`] when the runs were judged on objectives (`--slo`):
+/// `objectives` is `met` (every objective passed), `not-met` or `not-judged` (a rejected or
+/// unusable run); `objectives_not_met` lists each objective not met as `objective:status`.
+pub const CSV_OBJECTIVE_COLUMNS: &[&str] = &["objectives", "objectives_not_met"];
+
+fn csv_objectives(run: &Run) -> Vec<String> {
+    let Some(os) = &run.objectives else { return vec![String::new(), String::new()] };
+    let summary = if run.verdict != Verdict::Accepted {
+        "not-judged"
+    } else if os.iter().all(|o| o.status == ObjectiveStatus::Pass) {
+        "met"
+    } else {
+        "not-met"
+    };
+    let not_met: Vec<String> = os
+        .iter()
+        .filter(|o| crate::objectives::is_missed(o))
+        .map(|o| format!("{}:{}", o.objective, o.status.as_str()))
+        .collect();
+    vec![summary.to_string(), csv_text(&not_met.join(" ")).into_owned()]
+}
+
 /// Writes CSV: the header once, then one row per run as runs come.
 pub struct CsvWriter {
     header_written: bool,
+    /// The first run was judged on objectives: so is every run, and their columns are written.
+    objectives: bool,
 }
 
 impl CsvWriter {
     pub fn new() -> CsvWriter {
-        CsvWriter { header_written: false }
+        CsvWriter { header_written: false, objectives: false }
     }
 
     pub fn write(&mut self, out: &mut dyn Write, run: &Run) -> io::Result<()> {
         let mut w = csv::Writer::from_writer(out);
         if !self.header_written {
-            w.write_record(CSV_COLUMNS)?;
+            self.objectives = run.objectives.is_some();
+            let mut header = CSV_COLUMNS.to_vec();
+            if self.objectives {
+                header.extend_from_slice(CSV_OBJECTIVE_COLUMNS);
+            }
+            w.write_record(header)?;
             self.header_written = true;
         }
-        w.write_record(csv_record(run))?;
+        let mut record = csv_record(run);
+        if self.objectives {
+            record.extend(csv_objectives(run));
+        }
+        w.write_record(record)?;
         w.flush()
     }
 }

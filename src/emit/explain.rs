@@ -2,7 +2,7 @@
 
 use crate::derive::show;
 use crate::error::printable;
-use crate::report::{Check, ItlPer, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
+use crate::report::{Check, ItlPer, ObjectiveStatus, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
 use crate::vocabulary::{Key, reported, totals};
 
 use super::mean;
@@ -22,7 +22,7 @@ pub(super) fn source_rows(run: &Run, field_prefix: &str) -> Vec<String> {
 
 /// The derivation of a run written out with its numbers, for a person deciding whether to trust a
 /// figure. Every text in it that is not the explanation's own (names, labels, values, messages
-/// that quote an input) goes through [`printable`]: a line of the explanation is always one.
+/// that quote an input) is escaped as the diagnostics are: a line of the explanation is always one.
 pub fn explain(run: &Run) -> String {
     let p = |t: &str| printable(t).into_owned();
     let mut o = String::new();
@@ -122,6 +122,17 @@ pub fn explain(run: &Run) -> String {
     for c in &run.checks {
         o += &format!("    {:<7} {:<19} {}\n", check_mark(c), p(&c.id), p(&c.message));
     }
+    if let Some(objectives) = &run.objectives {
+        o += "  objectives:\n";
+        for r in objectives {
+            o += &format!(
+                "    {:<14} {}: {}\n",
+                objective_mark(r.status),
+                p(&r.objective),
+                p(&crate::objectives::describe(r))
+            );
+        }
+    }
     for n in &run.notes {
         let at = n.line.map(|l| format!(" (line {l})")).unwrap_or_default();
         o += &format!("  note {}{at}: {}\n", p(&n.code), p(&n.message));
@@ -135,6 +146,16 @@ pub fn explain(run: &Run) -> String {
         }
     );
     o
+}
+
+fn objective_mark(s: ObjectiveStatus) -> &'static str {
+    match s {
+        ObjectiveStatus::Pass => "pass",
+        ObjectiveStatus::Fail => "MISSED",
+        ObjectiveStatus::NotAvailable => "NOT AVAILABLE",
+        ObjectiveStatus::NotComparable => "NOT COMPARABLE",
+        ObjectiveStatus::NotJudged => "not judged",
+    }
 }
 
 pub(super) fn check_mark(c: &Check) -> &'static str {

@@ -2,7 +2,7 @@
 
 use crate::derive::show;
 use crate::error::printable;
-use crate::report::{ItlPer, Run, StatKey, Verdict};
+use crate::report::{ItlPer, ObjectiveResult, ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
 use super::{failed_ids, mean, stat};
@@ -88,6 +88,24 @@ pub fn table(runs: &[Run], color: bool) -> String {
         }
         t.add_row(row);
     }
+    // `--slo`: a row per objective (every run is judged on the same list).
+    let objectives: Vec<&str> = runs
+        .iter()
+        .find_map(|r| r.objectives.as_ref())
+        .map(|os| os.iter().map(|o| o.objective.as_str()).collect())
+        .unwrap_or_default();
+    for (i, name) in objectives.iter().enumerate() {
+        let unit = runs.iter().find_map(|r| r.objectives.as_ref()?.get(i)).map_or("", |o| o.unit.as_str());
+        let mut row = vec![Cell::new(printable(&format!("SLO {name} ({unit})")))];
+        for r in runs {
+            let cell = match r.objectives.as_ref().and_then(|os| os.get(i)) {
+                Some(o) => objective_cell(o),
+                None => Cell::new("-"),
+            };
+            row.push(cell.set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
     let mut verdict = vec![Cell::new("Verdict").add_attribute(Attribute::Bold)];
     for r in runs {
         let failed = failed_ids(r);
@@ -106,6 +124,24 @@ pub fn table(runs: &[Run], color: bool) -> String {
     }
     t.add_row(verdict);
     format!("{t}\n")
+}
+
+/// A judged objective in the table: `pass 145.44 (margin 1854.56)`, `MISSED 2100 (margin -100)`,
+/// or why it was not judged.
+fn objective_cell(o: &ObjectiveResult) -> comfy_table::Cell {
+    use comfy_table::{Attribute, Cell, Color};
+    let figures = |word: &str| match (o.value, o.margin) {
+        // To 6 significant digits, as the margin (`show`'s 2 decimals beside it would not add up).
+        (Some(v), Some(m)) => format!("{word} {} (margin {m})", crate::derive::round(v)),
+        _ => word.to_string(),
+    };
+    match o.status {
+        ObjectiveStatus::Pass => Cell::new(figures("pass")).fg(Color::Green),
+        ObjectiveStatus::Fail => Cell::new(figures("MISSED")).fg(Color::Red).add_attribute(Attribute::Bold),
+        ObjectiveStatus::NotAvailable => Cell::new("NOT AVAILABLE").fg(Color::Yellow),
+        ObjectiveStatus::NotComparable => Cell::new("NOT COMPARABLE").fg(Color::Yellow),
+        ObjectiveStatus::NotJudged => Cell::new("not judged"),
+    }
 }
 
 pub(super) fn short_input(input: &str) -> &str {

@@ -19,6 +19,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+pub mod embedded;
 mod fast;
 mod keep;
 pub mod units;
@@ -287,10 +288,6 @@ impl Array<'_> {
             Array::Counted(n) => *n,
         }
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// One JSON document (one run, or a report).
@@ -313,10 +310,6 @@ impl<'t> Doc<'t> {
 
     pub fn array(&self, key: &str) -> Option<&Array<'t>> {
         self.arrays.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    pub fn has_key(&self, key: &str) -> bool {
-        self.get(key).is_some() || self.array(key).is_some()
     }
 }
 

@@ -33,7 +33,7 @@ pub struct RawLine<'a> {
 
 impl RawLine<'_> {
     /// The cleaned text (see [`clean`]).
-    pub fn to_line(&self) -> Line {
+    pub fn to_line(self) -> Line {
         Line { number: self.number, text: clean(self.bytes), truncated: self.truncated }
     }
 }
@@ -62,6 +62,11 @@ impl<R: BufRead> LineReader<R> {
             done: false,
             lent: 0,
         }
+    }
+
+    /// The reader read from.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
     }
 
     /// The next line, as raw bytes.

@@ -7,7 +7,7 @@ use serde::de::DeserializeSeed;
 use crate::detect::{self, DocKind};
 use crate::error::Location;
 use crate::input::json::{Doc, DocSeed, Documents, read_doc_fast};
-use crate::pipeline::{Claims, Config, Out, Plain, close, looks_like_json, normalize_text};
+use crate::pipeline::{Claims, Config, Out, close, looks_like_json, normalize_text};
 use crate::report::{self, Format, Note};
 use crate::{Definitions, Error, Report, Run, canonical, check, definition, extract, input, llmd};
 
@@ -41,20 +41,27 @@ fn runs_of_docs(
     opts: &Config,
     sink: &mut dyn Out,
 ) -> Result<usize, Error> {
+    if text_lines > 0 && !opts.reports_only {
+        // Text with JSON lines in it: read as a text, whose scan finds the JSON records (these
+        // lines among them) beside its blocks, in input order (see `pipeline::embedded`). A line
+        // that looks like JSON but does not parse is then a line of the text, no error.
+        return normalize_text(std::io::Cursor::new(text), input, opts, sink, false);
+    }
     let mut found = 0;
     let mut errors: Vec<Error> = Vec::new();
     let mut index = 0;
-    // Documents that parse but are no known format: a JSON log, perhaps, with a result block
-    // inside its (escaped) strings.
-    let mut unknown_only = true;
     // Documents of a known format (a result file, a report), whether or not they gave a run.
+    // Without any, the documents are a JSON log (or broken), perhaps with a result block or
+    // record inside its (escaped) strings or nested in it: read as text.
     let mut known = 0;
+    // A document that does not parse (its error is kept for when nothing else is found).
+    let mut broken = false;
     let mut runs = Vec::new();
     for doc in docs {
         let doc = match doc {
             Ok(d) => d,
             Err(e) => {
-                unknown_only = false;
+                broken = true;
                 errors.push(e);
                 continue;
             }
@@ -67,7 +74,6 @@ fn runs_of_docs(
         for doc in parts {
             index += 1;
             let unknown = matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
-            unknown_only &= unknown;
             known += usize::from(!unknown);
             match runs_of_doc(&doc, input, index, opts) {
                 Ok(mut r) => runs.append(&mut r),
@@ -75,47 +81,17 @@ fn runs_of_docs(
             }
         }
     }
-    if runs.is_empty() && unknown_only && text_lines == 0 && !opts.reports_only {
-        let first = errors.into_iter().next();
-        return normalize_text(std::io::Cursor::new(text), input, opts, sink, false).map_err(|e| match (e, first) {
-            (Error::NoResult { .. }, Some(json)) => json,
-            (e, _) => e,
-        });
-    }
-    if text_lines > 0 && !opts.reports_only {
-        // Text with JSON lines in it: its blocks are read as any text's, beside the documents
-        // that are results (in input order). When no document is one, the JSON lines were a
-        // log's records, and one that does not parse is no error of the input.
-        if known == 0 {
-            errors.clear();
-        }
-        if runs.is_empty() && errors.is_empty() {
-            // A text log after all: its runs go out as its blocks end, not held in memory.
-            return normalize_text(std::io::Cursor::new(text), input, opts, sink, false);
-        }
-        let mut text_runs = Vec::new();
-        match normalize_text(
-            std::io::Cursor::new(text),
-            input,
-            opts,
-            &mut Plain(&mut |r: Run| {
-                text_runs.push(r);
-                Ok(())
-            }),
-            false,
-        ) {
-            Ok(_) => {}
-            Err(Error::NoResult { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        if !runs.is_empty() && !text_runs.is_empty() {
-            runs.append(&mut text_runs);
-            runs.sort_by_key(|r: &Run| r.source.first_line);
-            for (i, run) in runs.iter_mut().enumerate() {
-                run.source.block = i + 1;
+    if runs.is_empty() && known == 0 && !opts.reports_only {
+        match normalize_text(std::io::Cursor::new(text), input, opts, sink, false) {
+            // Nothing in the text either: the documents' errors say why.
+            Err(Error::NoResult { .. }) if broken => {}
+            result => {
+                let first = errors.into_iter().next();
+                return result.map_err(|e| match (e, first) {
+                    (Error::NoResult { .. }, Some(json)) => json,
+                    (e, _) => e,
+                });
             }
-        } else {
-            runs.append(&mut text_runs);
         }
     }
     for run in runs {
@@ -214,7 +190,7 @@ fn json_looked_for(defs: &Definitions) -> String {
 /// extract -> canonical -> derive -> validate, for one JSON document (a canonical report gives
 /// one run per entry of `runs`). A report read back is verified, not trusted ([`check`]): every
 /// shape error of the document is returned at once, in document order.
-fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -> Result<Vec<Run>, Vec<Error>> {
+pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -> Result<Vec<Run>, Vec<Error>> {
     let report_shape = |path: String, message: String| Error::Report { input: input.to_string(), path, message };
     let shape_errors = |errors: Vec<check::ShapeError>| -> Vec<Error> {
         errors.into_iter().map(|e| report_shape(e.path.clone(), e.message())).collect()

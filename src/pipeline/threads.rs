@@ -3,8 +3,8 @@
 
 use std::io::{BufRead, Read};
 
-use crate::detect::{Block, Scanner};
-use crate::pipeline::{Config, Out, run_of_block, scan};
+use crate::detect::Scanner;
+use crate::pipeline::{Config, Item, Out, run_of_block, scan};
 use crate::{Error, Run};
 
 /// [`scan`] on this thread, which also hands runs to the sink in order; a second thread extracts,
@@ -32,19 +32,24 @@ pub(crate) fn normalize_text_pipelined<'d, R: BufRead>(
     // Blocks sent to the worker and not yet taken: few, and this thread is the busier one.
     let waiting = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        let (to_worker, blocks) = mpsc::sync_channel::<Block<'d>>(64);
+        let (to_worker, blocks) = mpsc::sync_channel::<Item<'d>>(64);
         let (to_main, runs) = mpsc::sync_channel::<(Run, Option<Vec<u8>>)>(64);
         let waiting = &waiting;
         scope.spawn(move || {
-            for block in blocks {
+            for item in blocks {
                 let keeping_up = waiting.fetch_sub(1, Ordering::Relaxed) <= KEEPING_UP;
-                let run = run_of_block(&block, input, &policy);
-                let bytes = render.filter(|_| keeping_up).and_then(|r| r(&run));
-                // What was rendered is dropped here, where it was made (freeing memory another
-                // thread allocated costs more), and not on the busier scanning thread.
-                let run = if bytes.is_some() { run.outline() } else { run };
-                if to_main.send((run, bytes)).is_err() {
-                    break;
+                let runs = match item {
+                    Item::Block(block) => vec![run_of_block(&block, input, &policy)],
+                    Item::Runs(runs) => runs,
+                };
+                for run in runs {
+                    let bytes = render.filter(|_| keeping_up).and_then(|r| r(&run));
+                    // What was rendered is dropped here, where it was made (freeing memory another
+                    // thread allocated costs more), and not on the busier scanning thread.
+                    let run = if bytes.is_some() { run.outline() } else { run };
+                    if to_main.send((run, bytes)).is_err() {
+                        return;
+                    }
                 }
             }
         });
@@ -62,12 +67,15 @@ pub(crate) fn normalize_text_pipelined<'d, R: BufRead>(
                 })
             },
         };
-        let scanned = scan(reader, input, scanner, &mut |block| {
+        let scanned = scan(reader, input, opts, scanner, &mut |item| {
             let mut out = out.borrow_mut();
-            out.sent += 1;
+            out.sent += match &item {
+                Item::Block(_) => 1,
+                Item::Runs(runs) => runs.len(),
+            };
             waiting.fetch_add(1, Ordering::Relaxed);
             // A closed queue means the worker stopped; the runs it sent are still drained below.
-            let _ = to_worker.send(block);
+            let _ = to_worker.send(item);
             out.ready()
         });
         drop(to_worker);

@@ -31,7 +31,7 @@ impl Figure {
     }
 }
 
-/// A group of figures in report order (the order of [`vocabulary::FIELDS`]).
+/// A group of figures in report order (the order of `src/vocabulary.toml`).
 #[derive(Debug, Clone, Default)]
 pub struct Figures {
     entries: Vec<(String, Figure)>,

@@ -17,6 +17,7 @@
 //! The repairs run only on the lines the scanner reads anyway (a banner's line, a block's lines):
 //! noise skipped by the prefilter is never looked at.
 
+use super::super::prefix::Prefix;
 use super::{Mode, Scanner};
 use crate::definition::Definition;
 use crate::input::Line;
@@ -292,7 +293,11 @@ impl<'d> Scanner<'d> {
     /// Holds a line back (it may be continued on the next) or reads it now.
     fn hold_or_push(&mut self, line: Line) {
         // (A closing line is read at once: a live log's block ends with it, not with the next line.)
-        if line.text.len() <= MAX_WRAPPED
+        // A block behind a learned prefix (`# `, a timestamp, a container's name) is not repaired:
+        // the next line carries the prefix again, so a join would put it mid-row.
+        let shaped = matches!(&self.open, Some(Mode::Rows(o, _)) if o.prefix.shape().is_some());
+        if !shaped
+            && line.text.len() <= MAX_WRAPPED
             && !line.text.trim().is_empty()
             && self.banner_hits(&line.text).is_none()
             && !self.closes(&line.text)
@@ -307,12 +312,12 @@ impl<'d> Scanner<'d> {
     /// Whether a line is the open block's closing line.
     fn closes(&self, text: &str) -> bool {
         let Some((candidates, prefix)) = self.open_parts() else { return false };
-        let t = super::strip_prefix(text, prefix).trim();
+        let t = unprefix(text, prefix).trim();
         candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end.as_ref().is_some_and(|e| e.is_match(t))))
     }
 
     /// The open block's candidates and prefix.
-    fn open_parts(&self) -> Option<(&[&'d Definition], &str)> {
+    fn open_parts(&self) -> Option<(&[&'d Definition], &Prefix)> {
         match &self.open {
             Some(Mode::Rows(o, _)) => Some((&o.candidates, &o.prefix)),
             _ => None,
@@ -324,7 +329,7 @@ impl<'d> Scanner<'d> {
     fn what(&mut self, text: &str) -> Option<bool> {
         let (candidates, prefix) = self.open_parts()?;
         let candidates: Vec<&'d Definition> = candidates.to_vec();
-        let text = super::strip_prefix(text, prefix).trim();
+        let text = unprefix(text, prefix).trim();
         if text.is_empty() {
             return None;
         }
@@ -358,7 +363,7 @@ impl<'d> Scanner<'d> {
         if !o.body.is_empty() {
             return false;
         }
-        let t = super::strip_prefix(&line.text, &o.prefix).trim();
+        let t = unprefix(&line.text, &o.prefix).trim();
         let Some(fill) = t.chars().next().filter(|c| !c.is_alphanumeric() && !c.is_whitespace()) else {
             return false;
         };
@@ -397,6 +402,10 @@ impl<'d> Scanner<'d> {
             return None;
         }
         let rest = next.text.trim_end();
+        // A JSON record (another program's log line) is never the rest of a row.
+        if rest.trim_start().starts_with(['{', '[', '"']) {
+            return None;
+        }
         let candidates =
             [format!("{}{}", p.text, next.text), format!("{} {}", p.text.trim_end(), next.text.trim_start())];
         if first == Some(true) {
@@ -410,7 +419,14 @@ impl<'d> Scanner<'d> {
                 return None;
             }
             let width = p.text.chars().count();
-            if self.repair.width == Some(width) {
+            // The width the wrap was seen to cut at, or the banner's own width (a block's first
+            // rows are cut before any join has shown the width; a wrap narrower than the banner
+            // cuts the banner's title and the block is not found at all).
+            let banner_width = match &self.open {
+                Some(Mode::Rows(o, _)) => Some(o.banner.text.trim_end().chars().count()),
+                _ => None,
+            };
+            if self.repair.width == Some(width) || banner_width == Some(width) {
                 return Some(Line { number: p.number, text: candidates[0].clone(), truncated: p.truncated });
             }
             // Not provable: the value is left unread.
@@ -656,6 +672,11 @@ pub(super) fn template_notes(block: &mut super::Block) {
             line: Some(first),
         });
     }
+}
+
+/// `text` without the open block's prefix where the prefix is there (else as it is).
+fn unprefix<'a>(text: &'a str, prefix: &Prefix) -> &'a str {
+    prefix.strip(text, |_| true)
 }
 
 #[cfg(test)]

@@ -1,0 +1,62 @@
+//! `bench-normalize compare BASELINE OTHER...`: each side read (errors said, as for logs), lined
+//! up and compared by [`crate::compare`], written as a table, Markdown or JSON.
+
+use std::io::{self, IsTerminal, Write};
+
+use super::args::{CompareArgs, CompareFormat};
+use super::diagnostics::{color_on, report_error, report_rejection};
+use super::load_definitions;
+use crate::compare;
+use crate::report::Verdict;
+use crate::{Error, ExitCode, Options, Policy, Tolerances};
+
+/// The exit code is the highest of the inputs' errors and the comparison's own (a rejected run 1,
+/// an unusable run or no pair 3); refused figures are said in the output, not in the code.
+pub(crate) fn compare_sides(a: CompareArgs) -> ExitCode {
+    let setup =
+        compare::KeyField::parse_list(&a.key).and_then(|key| Ok((key, load_definitions(a.parsers.as_deref())?)));
+    let (key, definitions) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            report_error(a.error_format, &e);
+            return e.exit_code();
+        }
+    };
+    let policy = Policy { strict: a.strict, tolerances: Tolerances::default() };
+    let opts = Options { definitions, policy, reports_only: false };
+    let mut worst = ExitCode::Ok;
+    let mut sides = Vec::new();
+    for arg in std::iter::once(&a.baseline).chain(&a.others) {
+        let (side, errors) = compare::read_side(arg, &opts);
+        for e in errors {
+            report_error(a.error_format, &e);
+            worst = worst.max(e.exit_code());
+        }
+        for run in side.runs.iter().filter(|r| r.verdict != Verdict::Accepted) {
+            report_rejection(a.error_format, run, a.strict);
+        }
+        sides.push(side);
+    }
+    let (baseline, others) = sides.split_first().expect("the baseline is a required argument");
+    let comparison = compare::compare(baseline, others, &key);
+    let stdout = io::stdout();
+    let text = match a.format {
+        CompareFormat::Table => compare::table(&comparison, color_on(stdout.is_terminal())),
+        CompareFormat::Markdown => compare::markdown(&comparison),
+        CompareFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&comparison).expect("a comparison serializes");
+            t.push('\n');
+            t
+        }
+    };
+    let code = worst.max(comparison.exit_code());
+    let mut out = stdout.lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => code,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => code,
+        Err(source) => {
+            report_error(a.error_format, &Error::Write { output: "stdout".into(), source });
+            code.max(ExitCode::Io)
+        }
+    }
+}

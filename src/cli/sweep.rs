@@ -1,0 +1,93 @@
+//! `sweep` and `plot`: read every run of the inputs, say the problems and the rejected runs on
+//! stderr, and summarize them ([`crate::sweep`]), as a table, JSON or Markdown, or as an SVG
+//! ([`crate::plot`]).
+
+use std::io;
+use std::path::PathBuf;
+
+use super::args::{GroupByArg, SweepArgs, SweepFormat};
+use super::diagnostics::{report_error, report_rejection, report_run_warning};
+use super::{load_definitions, write_listing};
+use crate::report::Verdict;
+use crate::sweep;
+use crate::validate::{Policy, Tolerances};
+use crate::{Error, ExitCode, Options};
+
+/// The summary in `format`, or the SVG into `plot_to`. Exit code: as for logs (1 a run rejected,
+/// 3 an input with no result or a run unusable, 4 I/O), and 3 when no run gives a point
+/// (nothing is printed or written then).
+pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: Option<PathBuf>) -> ExitCode {
+    let definitions = match load_definitions(a.parsers.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            report_error(a.error_format, &e);
+            return e.exit_code();
+        }
+    };
+    let policy = Policy { tolerances: Tolerances::default(), strict: a.strict };
+    let opts = Options { definitions, policy, reports_only: false };
+    let (runs, errors) = sweep::read_runs(&a.files, &opts);
+    let mut worst = ExitCode::Ok;
+    for e in &errors {
+        report_error(a.error_format, e);
+        worst = worst.max(e.exit_code());
+    }
+    for run in &runs {
+        match run.verdict {
+            Verdict::Rejected => worst = worst.max(ExitCode::Rejected),
+            Verdict::Unusable => worst = worst.max(ExitCode::NoResult),
+            Verdict::Accepted => continue,
+        }
+        report_rejection(a.error_format, run, a.strict);
+    }
+    let by = match a.group_by {
+        GroupByArg::Workload => sweep::GroupBy::Workload,
+        GroupByArg::Input => sweep::GroupBy::Input,
+    };
+    let summary = sweep::summarize(&runs, by);
+    if !summary.has_points() {
+        let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+        let e = Error::NoResult {
+            input: names.join(", "),
+            looked_for: format!(
+                "a sweep point: an accepted run with a derived TPOT and an output throughput; {} run(s) read, none \
+                 usable{}",
+                runs.len(),
+                if plot_to.is_some() { "; nothing was written" } else { "" }
+            ),
+        };
+        report_error(a.error_format, &e);
+        return worst.max(e.exit_code());
+    }
+    if plot_to.is_some() {
+        // The summary carries them; the plot cannot.
+        for w in summary.series.iter().flat_map(|s| &s.warnings) {
+            report_run_warning(a.error_format, &crate::error::printable(w));
+        }
+    }
+    let text = match (format, &plot_to) {
+        (_, Some(path)) => {
+            let svg = match crate::plot::render(&summary) {
+                Ok(svg) => svg,
+                Err(message) => {
+                    let e = Error::Write { output: path.display().to_string(), source: io::Error::other(message) };
+                    report_error(a.error_format, &e);
+                    return worst.max(e.exit_code());
+                }
+            };
+            if let Err(e) = crate::plot::write_atomically(path, svg.as_bytes()) {
+                report_error(a.error_format, &e);
+                return worst.max(e.exit_code());
+            }
+            return worst;
+        }
+        (Some(SweepFormat::Json) | None, None) => {
+            let mut t = serde_json::to_string_pretty(&summary).expect("the summary serializes");
+            t.push('\n');
+            t
+        }
+        (Some(SweepFormat::Table), None) => sweep::to_table(&summary),
+        (Some(SweepFormat::Markdown), None) => sweep::to_markdown(&summary),
+    };
+    worst.max(write_listing(text.as_bytes()))
+}

@@ -1,0 +1,223 @@
+//! The house rules of the source tree, read from the files themselves so that they hold in CI:
+//! the stages import only earlier stages and no top-level modules import each other in a circle;
+//! no source file grows past ~800 lines; every document the code and the definitions cite is in
+//! the repository.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The data path, one module per stage, each feeding the next.
+const STAGES: &[&str] = &["input", "detect", "extract", "canonical", "derive", "validate", "emit"];
+
+/// The longest a source file may be.
+const MAX_LINES: usize = 800;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every file under `dir` (recursively), sorted.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The text of a Rust file without its `//` comments (docs name modules they do not import).
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| l.find("//").map_or(l, |i| &l[..i])).collect::<Vec<_>>().join("\n")
+}
+
+/// The first names of the paths a text reaches through `crate::`: `crate::report::Run` and
+/// `use crate::{report::Run, Error}` give `report`, `Error`.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| s.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // The names at the group's first level.
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        out.insert(ident(&group[start..j]));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.insert(ident(&group[start..j]));
+                        start = j + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out.remove("");
+    out
+}
+
+/// Top-level module -> the top-level modules its files import (items the crate root re-exports,
+/// `crate::Run`, count as their module's).
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = root().join("src");
+    let mut modules: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for f in files(&src).into_iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        if top != "lib" && top != "main" {
+            modules.entry(top).or_default().push(f);
+        }
+    }
+    // `pub use report::{Report, Run};` in lib.rs: Report and Run are report's.
+    let lib = code(&src.join("lib.rs"));
+    let mut reexported = BTreeMap::new();
+    for line in lib.lines().filter_map(|l| l.trim().strip_prefix("pub use ")) {
+        let (module, items) = line.split_once("::").unwrap();
+        for item in items.trim_end_matches(';').trim_matches(|c| c == '{' || c == '}').split(',') {
+            reexported.insert(item.trim().to_string(), module.to_string());
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for (module, paths) in &modules {
+        let mut to = BTreeSet::new();
+        for p in paths {
+            for name in crate_paths(&code(p)) {
+                let target = if modules.contains_key(&name) { Some(name) } else { reexported.get(&name).cloned() };
+                to.extend(target.filter(|t| t != module));
+            }
+        }
+        graph.insert(module.clone(), to);
+    }
+    graph
+}
+
+#[test]
+fn stages_import_only_earlier_stages() {
+    let graph = module_graph();
+    for s in STAGES {
+        assert!(graph.contains_key(*s), "stage {s} has no module in src/");
+    }
+    // Not vacuous: the later stages do import earlier ones.
+    assert!(graph["extract"].contains("detect") && graph["validate"].contains("derive"), "{graph:?}");
+    let mut backwards = Vec::new();
+    for (i, stage) in STAGES.iter().enumerate() {
+        for later in &STAGES[i + 1..] {
+            if graph[*stage].contains(*later) {
+                backwards.push(format!("{stage} -> {later}"));
+            }
+        }
+    }
+    assert!(backwards.is_empty(), "a stage imports a later one: {backwards:?}");
+}
+
+#[test]
+fn no_import_circle_between_top_level_modules() {
+    let graph = module_graph();
+    assert!(graph.len() > 15, "{graph:?}");
+    // Depth-first search; a module met again while on the path closes a circle.
+    fn visit<'g>(
+        m: &'g str,
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'g str>,
+        done: &mut BTreeSet<&'g str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| *p == m) {
+            let mut circle: Vec<String> = path[at..].iter().map(|s| s.to_string()).collect();
+            circle.push(m.to_string());
+            return Some(circle);
+        }
+        if !done.insert(m) {
+            return None;
+        }
+        path.push(m);
+        for next in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        if let Some(circle) = visit(m, &graph, &mut Vec::new(), &mut done) {
+            panic!("import circle: {}", circle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_graph_reader_sees_groups_and_reexports() {
+    let found = crate_paths("use crate::{report::{Run, Stat}, Error};\nlet x = crate::derive::show(1.0);");
+    assert_eq!(found, ["Error", "derive", "report"].iter().map(|s| s.to_string()).collect());
+}
+
+#[test]
+fn no_source_file_is_longer_than_800_lines() {
+    let long: Vec<String> = files(&root().join("src"))
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            (n > MAX_LINES).then(|| format!("{} ({n} lines)", f.strip_prefix(root()).unwrap().display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "split by job: {long:?}");
+}
+
+/// `docs/metrics.md`, `samples/peers/README.md`, and a bare `metrics.md` (a document of docs/):
+/// each cited document is in the repository. Paths of other projects' repositories
+/// (`genai-perf/docs/tutorial.md`) and of files a script writes (`results.md`) are not ours.
+#[test]
+fn every_cited_document_is_in_the_repository() {
+    let ours = ["docs/", "samples/", "bench/", "fuzz/", "README.md"];
+    let mut cited = BTreeSet::new();
+    for dir in ["src", "parsers", "tests", "bench", "fuzz", ".ci"] {
+        for f in files(&root().join(dir)) {
+            if f.components().any(|c| c.as_os_str() == "snapshots") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&f) else { continue };
+            let name = |c: char| c.is_alphanumeric() || "_./-".contains(c);
+            for (i, _) in text.match_indices(".md") {
+                if text[i + 3..].starts_with(|c: char| c.is_alphanumeric()) {
+                    continue;
+                }
+                let start = text[..i].rfind(|c| !name(c)).map_or(0, |s| s + 1);
+                let path = &text[start..i + 3];
+                let bare = !path.contains('/');
+                if bare
+                    && ["formats", "metrics", "report", "parsers", "decisions", "performance", "samples", "peers"]
+                        .iter()
+                        .any(|d| path == format!("{d}.md"))
+                {
+                    cited.insert((format!("docs/{path}"), f.clone()));
+                } else if ours.iter().any(|o| path.starts_with(o)) && !path.contains("out/") {
+                    cited.insert((path.to_string(), f.clone()));
+                }
+            }
+        }
+    }
+    assert!(cited.iter().any(|(p, _)| p == "docs/metrics.md"), "{cited:?}");
+    let missing: Vec<String> = cited
+        .iter()
+        .filter(|(p, _)| !root().join(p).exists())
+        .map(|(p, f)| format!("{p} (cited in {})", f.strip_prefix(root()).unwrap().display()))
+        .collect();
+    assert!(missing.is_empty(), "cited but not in the repository: {missing:?}");
+}
