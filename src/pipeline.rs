@@ -202,7 +202,7 @@ fn json_head_is_text(head: &[u8], defs: &Definitions) -> Option<bool> {
             continue;
         }
         let mut de = serde_json::Deserializer::from_slice(slice);
-        if let Ok(doc) = (DocSeed { arrays: &arrays, line: span.line }).deserialize(&mut de) {
+        if let Ok(doc) = (DocSeed { arrays, line: span.line }).deserialize(&mut de) {
             if known(&doc) || doc.elements.iter().any(known) {
                 return Some(false);
             }

@@ -19,6 +19,40 @@ pub fn harmful(c: char) -> bool {
     c.is_control() || HARMFUL.contains(&c) || c == '\u{61c}'
 }
 
+/// What a run says, without where it was read: its parser and variant, whether it was cut off,
+/// its figures (workload, totals, reported, derived), its checks' outcomes and its verdict. Two
+/// readings of the same result must agree on this.
+pub fn figures_of(run: &Run) -> serde_json::Value {
+    let v = serde_json::to_value(run).expect("a run serializes");
+    let checks: Vec<serde_json::Value> = v["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| serde_json::json!({ "id": c["id"], "severity": c["severity"], "status": c["status"] }))
+        .collect();
+    serde_json::json!({
+        "parser": v["source"]["parser"],
+        "variant": v["source"]["variant"],
+        "cut_off": v["source"].get("truncated").is_some_and(|t| !t.is_null()),
+        "workload": v["workload"],
+        "totals": v["totals"],
+        "reported": v["reported"],
+        "derived": v["derived"],
+        "checks": checks,
+        "verdict": v["verdict"],
+    })
+}
+
+/// Every run of `bytes` read as an input named `name`, with the default options.
+pub fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, Error> {
+    let mut runs = Vec::new();
+    normalize(bytes, name, &Options::default(), &mut |r| {
+        runs.push(r);
+        Ok(())
+    })?;
+    Ok(runs)
+}
+
 pub fn samples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }

@@ -16,7 +16,8 @@ mod common;
 
 use std::sync::OnceLock;
 
-use bench_normalize::{Options, Run, normalize};
+use bench_normalize::Run;
+use common::run_all;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -26,15 +27,6 @@ struct Sample {
     name: String,
     records: Vec<String>,
     expected: Vec<Value>,
-}
-
-fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, bench_normalize::Error> {
-    let mut runs = Vec::new();
-    normalize(bytes, name, &Options::default(), &mut |r| {
-        runs.push(r);
-        Ok(())
-    })?;
-    Ok(runs)
 }
 
 /// What must be the same as reading the file itself.

@@ -25,10 +25,11 @@ mod common;
 
 use std::sync::OnceLock;
 
-use bench_normalize::{Options, Run, normalize};
+use bench_normalize::Run;
+use common::run_all;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// A small deterministic generator, seeded by proptest (which then shrinks the seed).
 struct Rng(u64);
@@ -217,34 +218,8 @@ impl Sample {
     }
 }
 
-fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, bench_normalize::Error> {
-    let mut runs = Vec::new();
-    normalize(bytes, name, &Options::default(), &mut |r| {
-        runs.push(r);
-        Ok(())
-    })?;
-    Ok(runs)
-}
-
 fn project(run: &Run) -> Value {
-    let v = serde_json::to_value(run).expect("a run serializes");
-    let checks: Vec<Value> = v["checks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| json!({ "id": c["id"], "severity": c["severity"], "status": c["status"] }))
-        .collect();
-    json!({
-        "parser": v["source"]["parser"],
-        "variant": v["source"]["variant"],
-        "cut_off": v["source"].get("truncated").is_some_and(|t| !t.is_null()),
-        "workload": v["workload"],
-        "totals": v["totals"],
-        "reported": v["reported"],
-        "derived": v["derived"],
-        "checks": checks,
-        "verdict": v["verdict"],
-    })
+    common::figures_of(run)
 }
 
 fn samples() -> &'static [Sample] {

@@ -115,15 +115,8 @@ pub(crate) struct SweepArgs {
     /// (`workload`), or the runs of each input file (`input`).
     #[arg(long, value_enum, default_value_t = GroupByArg::Workload)]
     pub(crate) group_by: GroupByArg,
-    /// Failed warnings reject a run too (it is then no point).
-    #[arg(long)]
-    pub(crate) strict: bool,
-    /// Diagnostics on stderr: for people, or one JSON object per line for programs.
-    #[arg(long, value_enum, default_value_t = ErrorFormat::Human)]
-    pub(crate) error_format: ErrorFormat,
-    /// Also load the parser definitions (*.toml) in this folder.
-    #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
-    pub(crate) parsers: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
 }
 
 #[derive(Args, Debug)]
@@ -140,7 +133,14 @@ pub(crate) struct CompareArgs {
     /// output, model (drop one to compare runs that differ in it, e.g. two models).
     #[arg(long, value_name = "FIELDS", default_value = "concurrency,rate,input,output,model")]
     pub(crate) key: String,
-    /// Failed warnings reject a run too (its figures are then left out).
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+}
+
+/// How the commands that read results to summarize them (`sweep`, `plot`, `compare`) read them.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ReadArgs {
+    /// Failed warnings reject a run too (it is then left out, with the reason).
     #[arg(long)]
     pub(crate) strict: bool,
     /// Diagnostics on stderr: for people, or one JSON object per line for programs.

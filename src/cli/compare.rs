@@ -14,26 +14,26 @@ use crate::{Error, ExitCode, Options, Policy, Tolerances};
 /// an unusable run or no pair 3); refused figures are said in the output, not in the code.
 pub(crate) fn compare_sides(a: CompareArgs) -> ExitCode {
     let setup =
-        compare::KeyField::parse_list(&a.key).and_then(|key| Ok((key, load_definitions(a.parsers.as_deref())?)));
+        compare::KeyField::parse_list(&a.key).and_then(|key| Ok((key, load_definitions(a.read.parsers.as_deref())?)));
     let (key, definitions) = match setup {
         Ok(s) => s,
         Err(e) => {
-            report_error(a.error_format, &e);
+            report_error(a.read.error_format, &e);
             return e.exit_code();
         }
     };
-    let policy = Policy { strict: a.strict, tolerances: Tolerances::default() };
+    let policy = Policy { strict: a.read.strict, tolerances: Tolerances::default() };
     let opts = Options { definitions, policy, reports_only: false };
     let mut worst = ExitCode::Ok;
     let mut sides = Vec::new();
     for arg in std::iter::once(&a.baseline).chain(&a.others) {
         let (side, errors) = compare::read_side(arg, &opts);
         for e in errors {
-            report_error(a.error_format, &e);
+            report_error(a.read.error_format, &e);
             worst = worst.max(e.exit_code());
         }
         for run in side.runs.iter().filter(|r| r.verdict != Verdict::Accepted) {
-            report_rejection(a.error_format, run, a.strict);
+            report_rejection(a.read.error_format, run, a.read.strict);
         }
         sides.push(side);
     }
@@ -55,7 +55,7 @@ pub(crate) fn compare_sides(a: CompareArgs) -> ExitCode {
         Ok(()) => code,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => code,
         Err(source) => {
-            report_error(a.error_format, &Error::Write { output: "stdout".into(), source });
+            report_error(a.read.error_format, &Error::Write { output: "stdout".into(), source });
             code.max(ExitCode::Io)
         }
     }

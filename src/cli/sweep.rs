@@ -17,19 +17,19 @@ use crate::{Error, ExitCode, Options};
 /// 3 an input with no result or a run unusable, 4 I/O), and 3 when no run gives a point
 /// (nothing is printed or written then).
 pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: Option<PathBuf>) -> ExitCode {
-    let definitions = match load_definitions(a.parsers.as_deref()) {
+    let definitions = match load_definitions(a.read.parsers.as_deref()) {
         Ok(d) => d,
         Err(e) => {
-            report_error(a.error_format, &e);
+            report_error(a.read.error_format, &e);
             return e.exit_code();
         }
     };
-    let policy = Policy { tolerances: Tolerances::default(), strict: a.strict };
+    let policy = Policy { tolerances: Tolerances::default(), strict: a.read.strict };
     let opts = Options { definitions, policy, reports_only: false };
     let (runs, errors) = sweep::read_runs(&a.files, &opts);
     let mut worst = ExitCode::Ok;
     for e in &errors {
-        report_error(a.error_format, e);
+        report_error(a.read.error_format, e);
         worst = worst.max(e.exit_code());
     }
     for run in &runs {
@@ -38,7 +38,7 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
             Verdict::Unusable => worst = worst.max(ExitCode::NoResult),
             Verdict::Accepted => continue,
         }
-        report_rejection(a.error_format, run, a.strict);
+        report_rejection(a.read.error_format, run, a.read.strict);
     }
     let by = match a.group_by {
         GroupByArg::Workload => sweep::GroupBy::Workload,
@@ -56,13 +56,13 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
                 if plot_to.is_some() { "; nothing was written" } else { "" }
             ),
         };
-        report_error(a.error_format, &e);
+        report_error(a.read.error_format, &e);
         return worst.max(e.exit_code());
     }
     if plot_to.is_some() {
         // The summary carries them; the plot cannot.
         for w in summary.series.iter().flat_map(|s| &s.warnings) {
-            report_run_warning(a.error_format, &crate::error::printable(w));
+            report_run_warning(a.read.error_format, &crate::error::printable(w));
         }
     }
     let text = match (format, &plot_to) {
@@ -71,12 +71,12 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
                 Ok(svg) => svg,
                 Err(message) => {
                     let e = Error::Write { output: path.display().to_string(), source: io::Error::other(message) };
-                    report_error(a.error_format, &e);
+                    report_error(a.read.error_format, &e);
                     return worst.max(e.exit_code());
                 }
             };
             if let Err(e) = crate::plot::write_atomically(path, svg.as_bytes()) {
-                report_error(a.error_format, &e);
+                report_error(a.read.error_format, &e);
                 return worst.max(e.exit_code());
             }
             return worst;

@@ -43,6 +43,10 @@ pub struct Definitions {
     /// What the text scanner derives from the whole set (its prefilter, `detect::prefilter`),
     /// built on first use: see [`Definitions::derived`].
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// [`Definitions::json_keys`], built on first use.
+    json_keys: OnceLock<crate::input::json::Keys>,
+    /// [`Definitions::record_keys`], built on first use.
+    record_keys: OnceLock<aho_corasick::AhoCorasick>,
 }
 
 /// What opens an argument dump in a log line: Python's repr of argparse's result,
@@ -616,8 +620,13 @@ impl Definition {
 
 impl Definitions {
     /// The JSON keys these definitions read (with the canonical report's and the per-request
-    /// arrays): what the JSON reader builds; any other large value is read past unbuilt.
-    pub fn json_keys(&self) -> crate::input::json::Keys {
+    /// arrays): what the JSON reader builds; any other large value is read past unbuilt. Built
+    /// once per set (a run over many files reads them all with the same definitions).
+    pub fn json_keys(&self) -> &crate::input::json::Keys {
+        self.json_keys.get_or_init(|| self.build_json_keys())
+    }
+
+    fn build_json_keys(&self) -> crate::input::json::Keys {
         let arrays = self.iter().flat_map(|d| d.requests.kinds()).collect();
         let reads: Vec<crate::input::json::Reads> = self
             .iter()
@@ -644,6 +653,29 @@ impl Definitions {
         crate::input::json::Keys::of(arrays, &reads)
     }
 
+    /// The keys one of which every JSON record of these definitions has, quoted as in its text
+    /// (`"duration"`, or `\"duration\"` when escaped): the first key of each JSON format's
+    /// `keys_all`/`keys_any` (and of a canonical report or run, and an llm-d report). A record
+    /// found inside text without any is not parsed. Built once per set: the automaton takes longer
+    /// to build than a small log takes to read.
+    pub(crate) fn record_keys(&self) -> &aho_corasick::AhoCorasick {
+        self.record_keys.get_or_init(|| {
+            let mut keys: Vec<String> = self
+                .iter()
+                .filter(|d| d.is_json())
+                .filter_map(|d| d.detect.as_ref())
+                .flat_map(|det| det.keys_all.iter().chain(det.keys_any.iter()))
+                .map(|k| k.split(['.', '[']).next().unwrap_or(k).to_string())
+                .collect();
+            keys.extend(["runs", "totals", "reported", "results"].map(String::from));
+            keys.sort();
+            keys.dedup();
+            let patterns: Vec<String> =
+                keys.iter().flat_map(|k| [format!("\"{k}\""), format!("\\\"{k}\\\"")]).collect();
+            aho_corasick::AhoCorasick::new(patterns).expect("literal patterns")
+        })
+    }
+
     /// A value built from the whole set on first use and kept with it, for as long as the set
     /// lives: the text scanner's prefilter (building its automata takes longer than reading a
     /// small log, and a run over many files reads them all with the same definitions). Held
@@ -667,7 +699,7 @@ impl Definitions {
                     parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")),
                 );
             }
-            Definitions { list, derived: OnceLock::new() }
+            Definitions { list, derived: OnceLock::new(), json_keys: OnceLock::new(), record_keys: OnceLock::new() }
         })
     }
 
@@ -693,7 +725,7 @@ impl Definitions {
                 None => list.push(def),
             }
         }
-        Ok(Definitions { list, derived: OnceLock::new() })
+        Ok(Definitions { list, derived: OnceLock::new(), json_keys: OnceLock::new(), record_keys: OnceLock::new() })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Definition> {

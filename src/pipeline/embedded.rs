@@ -18,33 +18,15 @@ use crate::input::json::{Doc, DocSeed, Keys, sanitize};
 use crate::pipeline::Config;
 use crate::pipeline::json::runs_of_doc;
 use crate::report::Note;
-use crate::{Definitions, Run, llmd};
-
-/// The keys one of which every record has, quoted as in its text (`"duration"`, or `\"duration\"`
-/// when escaped): the first key of each JSON format's `keys_all` (and of a canonical report or
-/// run, and an llm-d report). A candidate without any is not parsed.
-fn key_finder(defs: &Definitions) -> AhoCorasick {
-    let mut keys: Vec<String> = defs
-        .iter()
-        .filter(|d| d.is_json())
-        .filter_map(|d| d.detect.as_ref())
-        .flat_map(|det| det.keys_all.iter().chain(det.keys_any.iter()))
-        .map(|k| k.split(['.', '[']).next().unwrap_or(k).to_string())
-        .collect();
-    keys.extend(["runs", "totals", "reported", "results"].map(String::from));
-    keys.sort();
-    keys.dedup();
-    let patterns: Vec<String> = keys.iter().flat_map(|k| [format!("\"{k}\""), format!("\\\"{k}\\\"")]).collect();
-    AhoCorasick::new(patterns).expect("literal patterns")
-}
+use crate::{Run, llmd};
 
 /// The judge of the pipeline: records become runs, kept with their first line until the caller
 /// hands them out in input order.
 pub(crate) struct Records<'c, 'a> {
     opts: &'c Config<'a>,
     input: &'c str,
-    arrays: Keys,
-    keys: AhoCorasick,
+    arrays: &'a Keys,
+    keys: &'a AhoCorasick,
     /// Runs found, by the line of their record, in the order found.
     pub(crate) found: Vec<(usize, Vec<Run>)>,
 }
@@ -55,7 +37,7 @@ impl<'c, 'a> Records<'c, 'a> {
             opts,
             input,
             arrays: opts.definitions.json_keys(),
-            keys: key_finder(opts.definitions),
+            keys: opts.definitions.record_keys(),
             found: Vec::new(),
         }
     }
@@ -65,7 +47,7 @@ impl<'c, 'a> Records<'c, 'a> {
         let (_, widened) = sanitize(&mut owned);
         let text = widened.unwrap_or(owned);
         let mut de = serde_json::Deserializer::from_slice(&text);
-        let doc = (DocSeed { arrays: &self.arrays, line }).deserialize(&mut de).ok()?;
+        let doc = (DocSeed { arrays: self.arrays, line }).deserialize(&mut de).ok()?;
         de.end().ok()?;
         Some(doc)
     }

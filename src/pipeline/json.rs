@@ -16,13 +16,13 @@ pub(crate) fn normalize_json(text: &mut [u8], input: &str, opts: &Config, sink: 
     // The usual file, one well-formed document, read as it is: the fast path gives up on a bare
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
     let raw: &[u8] = text;
-    if let Some(doc) = read_doc_fast(raw, &arrays, first_line(raw)) {
+    if let Some(doc) = read_doc_fast(raw, arrays, first_line(raw)) {
         return runs_of_docs(raw, vec![Ok(doc)], 0, input, opts, sink);
     }
     let (shifts, widened) = input::json::sanitize(text);
     let text: &[u8] = widened.as_deref().unwrap_or(text);
     // Unless sanitizing quoted something, the fast path would give up on the whole text again.
-    let (docs, text_lines) = read_documents(text, &shifts, &arrays, input, shifts.quoted > 0, opts.reports_only);
+    let (docs, text_lines) = read_documents(text, &shifts, arrays, input, shifts.quoted > 0, opts.reports_only);
     runs_of_docs(text, docs, text_lines, input, opts, sink)
 }
 
