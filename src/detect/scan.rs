@@ -46,7 +46,7 @@ impl<'d> Scanner<'d> {
     pub fn new(defs: &'d Definitions) -> Scanner<'d> {
         let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
         Scanner {
-            known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
+            known: KnownLabels { defs: text_defs.clone(), cache: Default::default(), primed: None },
             text_defs,
             literals: defs.literals(),
             context: HashMap::new(),
@@ -94,8 +94,7 @@ impl<'d> Scanner<'d> {
                 .take_while(|b| !matches!(b, b'\n' | b'\r'))
                 .all(|b| matches!(b, b' ' | b'\t' | 0x0c))
         };
-        // (`<`: a line of HTML markup, maybe a table row of cells; see `repair`.)
-        memchr::memchr2_iter(b'|', b'<', before).find(|&i| opens_line(i)).or(literal)
+        memchr::memchr2_iter(b'|', b'<', before).find(|&i| opens_table(&hay[i..]) && opens_line(i)).or(literal)
     }
 
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
@@ -104,7 +103,7 @@ impl<'d> Scanner<'d> {
         self.open.is_some()
             || self.held.is_some()
             || self.literals.any.is_match(raw)
-            || matches!(raw.trim_ascii_start().first(), Some(b'|' | b'<'))
+            || opens_table(raw.trim_ascii_start())
             || self.repair.wants()
     }
 
@@ -699,6 +698,12 @@ fn after_prefix(banner: &regex::Regex, text: &str) -> Option<usize> {
         return None;
     }
     cut_points(text, text.len()).find(|&i| banner.is_match(&text[i..]))
+}
+
+/// Whether a line (from its first byte after white space) may be a table's row: a Markdown row
+/// (`|`), or HTML table markup (`<tr>`, `<td>`, `<table>`...; see `repair`).
+fn opens_table(from: &[u8]) -> bool {
+    matches!(from, [b'|', ..] | [b'<', b't' | b'T', ..])
 }
 
 /// Where the banner that starts at `at` in `text` ends.

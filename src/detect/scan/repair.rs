@@ -18,17 +18,24 @@
 //! noise skipped by the prefilter is never looked at.
 
 use super::super::prefix::Prefix;
-use super::{Mode, Scanner};
+use super::{BodyRow, Mode, Scanner};
 use crate::definition::Definition;
 use crate::input::Line;
 use crate::lex::split_row_key;
 use crate::report::Note;
 
+mod markup;
+mod template;
+
+use markup::{Part, cells_row, has_markup, unmark_text};
+pub(super) use template::template_notes;
+
 /// The state of the repairs between lines.
 #[derive(Default)]
 pub(super) struct Repair {
-    /// A line held back inside a printed block: the next line may be its hard-wrapped rest.
-    pending: Option<Line>,
+    /// A line held back inside a printed block, with what it is to the block: the next line may
+    /// be its hard-wrapped rest.
+    pending: Option<(Line, Seen)>,
     /// The width a hard wrap was seen to cut lines at in the open block (`Some(0)`: widths that
     /// disagree), learned from a repair that proves it (a banner's or a row's rest on the next line).
     width: Option<usize>,
@@ -54,16 +61,31 @@ const MAX_WRAPPED: usize = 256;
 impl<'d> Scanner<'d> {
     /// A line as the scanner reads it: markup taken off, a joined paragraph cut into its rows, a
     /// hard-wrapped row joined to its rest. Each resulting line goes to `push_line`.
+    ///
+    /// The usual line (no markup, no joined paragraph) goes straight on, without a copy.
     pub(super) fn push_repaired(&mut self, line: Line) {
-        let pieces = self.unmark(line);
-        for piece in pieces {
-            for piece in self.split_paragraph(piece) {
-                self.rejoin(piece);
+        if self.repair.cells.is_some() || has_markup(&line.text) {
+            for piece in self.unmark(line) {
+                self.push_unmarked(piece);
             }
+        } else {
+            self.push_unmarked(line);
         }
         // Repaired lines that opened no block: nothing to say them on.
         if self.open.is_none() {
             self.repair.notes.clear();
+        }
+    }
+
+    /// A line without markup: a joined paragraph is cut into its rows, each line (or piece) then
+    /// rejoined to a hard-wrapped rest.
+    fn push_unmarked(&mut self, line: Line) {
+        if self.may_be_paragraph(&line.text) {
+            for piece in self.split_paragraph(line) {
+                self.rejoin(piece);
+            }
+        } else {
+            self.rejoin(line);
         }
     }
 
@@ -81,9 +103,8 @@ impl<'d> Scanner<'d> {
         if let Some((line, cells)) = self.repair.cells.take() {
             self.rejoin(Line { text: cells_row(&cells), ..line });
         }
-        if let Some(p) = self.repair.pending.take() {
-            self.push_line(p);
-            self.attach_notes();
+        if let Some((p, seen)) = self.repair.pending.take() {
+            self.push_seen(p, seen);
         }
     }
 
@@ -116,10 +137,6 @@ impl<'d> Scanner<'d> {
     /// text it shows, cut into lines where the markup breaks lines, and a table row's cells as a
     /// Markdown table row (`| label | value |`), which the scanner reads as rows.
     fn unmark(&mut self, line: Line) -> Vec<Line> {
-        let b = line.text.as_bytes();
-        if memchr::memchr2(b'<', b'&', b).is_none() && self.repair.cells.is_none() {
-            return vec![line];
-        }
         let Some(parts) = unmark_text(&line.text) else {
             if let Some((first, mut cells)) = self.repair.cells.take() {
                 // Inside a table row, a line of plain text is a cell's continuation.
@@ -185,16 +202,14 @@ impl<'d> Scanner<'d> {
     /// banner that is a row, `^Total time: ... s$`): cut before each row the definition knows,
     /// when one of the pieces is then its banner. (Banners that match anywhere in a line are cut
     /// by `unflatten`.)
+    ///
+    /// Asked only of a line outside a block that holds such a banner's literal text
+    /// ([`Scanner::may_be_paragraph`]): the pieces must include the banner.
     fn split_paragraph(&mut self, line: Line) -> Vec<Line> {
-        if self.open.is_some() || line.text.len() < 40 || self.banner_hits(&line.text).is_some() {
+        if self.banner_hits(&line.text).is_some() {
             return vec![line];
         }
-        let defs: Vec<&'d Definition> = self
-            .text_defs
-            .iter()
-            .copied()
-            .filter(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row && b.table.is_none()))
-            .collect();
+        let defs: Vec<&'d Definition> = self.paragraph_defs(&line.text).collect();
         for d in defs {
             let starts = d.row_starts(&line.text);
             if starts.len() < 2 {
@@ -225,15 +240,36 @@ impl<'d> Scanner<'d> {
         vec![line]
     }
 
+    /// The definitions whose banner is a row of its own (`^Total time: ... s$`) and whose banner
+    /// text `text` holds: the ones a joined paragraph in `text` can be cut for.
+    fn paragraph_defs<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'d Definition> + 't {
+        self.text_defs.iter().zip(&self.literals.banner).filter_map(move |(d, needles)| {
+            let b = d.block.as_ref()?;
+            (b.banner_is_row && b.table.is_none() && needles.found_in(text)).then_some(*d)
+        })
+    }
+
+    /// Whether a line may be a joined paragraph ([`Scanner::split_paragraph`]): outside a block,
+    /// long enough to hold two rows, with the literal text of a banner that is a row.
+    fn may_be_paragraph(&self, text: &str) -> bool {
+        self.open.is_none()
+            && text.len() >= 40
+            && self.literals.banners.is_match(text)
+            && self.paragraph_defs(text).next().is_some()
+    }
+
     // --- hard wrap ---------------------------------------------------------------------------
 
-    /// Inside a printed block, each line is held back until the next has come: the two are joined
-    /// when the join is a row a candidate knows (or a section header) and neither part alone is
-    /// (a row's label or value was wrapped onto the next line).
+    /// Inside a printed block, a line that may be the first part of a hard-wrapped row is held back
+    /// until the next has come: the two are joined when the join is a row a candidate knows (or a
+    /// section header) and neither part alone is (a row's label or value was wrapped onto the next
+    /// line). What each line is to the block ([`Kind`]) is found once, when it comes; a line that
+    /// cannot go on (a closing line, a banner, a complete row or header that is not as wide as a
+    /// wrap cuts) is read at once.
     fn rejoin(&mut self, line: Line) {
         if !matches!(self.open, Some(Mode::Rows(..))) {
-            if let Some(p) = self.repair.pending.take() {
-                self.push_line(p);
+            if let Some((p, seen)) = self.repair.pending.take() {
+                self.push_seen(p, seen);
             }
             let opened = self.open.is_none();
             self.push_line(line);
@@ -256,11 +292,12 @@ impl<'d> Scanner<'d> {
             self.attach_notes();
             return;
         }
-        let Some(p) = self.repair.pending.take() else {
-            self.hold_or_push(line);
+        let seen = self.kind(&line.text);
+        let Some((p, p_seen)) = self.repair.pending.take() else {
+            self.hold_or_push(line, seen);
             return;
         };
-        match self.join(&p, &line) {
+        match self.join(&p, p_seen.kind, &line, seen.kind) {
             Some(joined) => {
                 self.note(
                     "repaired-wrapped-lines",
@@ -271,10 +308,11 @@ impl<'d> Scanner<'d> {
                 self.attach_notes();
             }
             None => {
-                self.push_line(p);
-                self.attach_notes();
+                self.push_seen(p, p_seen);
+                // (A held line is no banner: the block still open after it is the one `seen` was
+                // found for.)
                 if matches!(self.open, Some(Mode::Rows(..))) {
-                    self.hold_or_push(line);
+                    self.hold_or_push(line, seen);
                 } else {
                     self.rejoin(line);
                 }
@@ -291,69 +329,96 @@ impl<'d> Scanner<'d> {
     }
 
     /// Holds a line back (it may be continued on the next) or reads it now.
-    fn hold_or_push(&mut self, line: Line) {
+    fn hold_or_push(&mut self, line: Line, seen: Seen) {
         // (A closing line is read at once: a live log's block ends with it, not with the next line.)
-        // A block behind a learned prefix (`# `, a timestamp, a container's name) is not repaired:
-        // the next line carries the prefix again, so a join would put it mid-row.
-        let shaped = matches!(&self.open, Some(Mode::Rows(o, _)) if o.prefix.shape().is_some());
-        if !shaped
-            && line.text.len() <= MAX_WRAPPED
-            && !line.text.trim().is_empty()
+        if line.text.len() <= MAX_WRAPPED
+            && Self::may_go_on(&line.text, seen.kind)
+            && !line.text.trim_ascii().is_empty()
             && self.banner_hits(&line.text).is_none()
-            && !self.closes(&line.text)
         {
-            self.repair.pending = Some(line);
+            self.repair.pending = Some((line, seen));
         } else {
-            self.push_line(line);
-            self.attach_notes();
+            self.push_seen(line, seen);
         }
     }
 
-    /// Whether a line is the open block's closing line.
-    fn closes(&self, text: &str) -> bool {
-        let Some((candidates, prefix)) = self.open_parts() else { return false };
-        let t = unprefix(text, prefix).trim();
-        candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.end.as_ref().is_some_and(|e| e.is_match(t))))
+    /// Reads a line whose row [`Scanner::kind`] found already: the block reads it without finding
+    /// it again ([`KnownLabels::prime`](super::super::known::KnownLabels::prime)).
+    fn push_seen(&mut self, line: Line, seen: Seen) {
+        if let Some((at, row)) = seen.row {
+            // (`line` is moved, not copied, into `push_line`: its text stays where it is.)
+            self.known.prime(&line.text[at], row);
+        }
+        self.push_line(line);
+        self.known.unprime();
+        self.attach_notes();
     }
 
-    /// The open block's candidates and prefix.
-    fn open_parts(&self) -> Option<(&[&'d Definition], &Prefix)> {
+    /// Whether a line of the open block may be the first part of a hard-wrapped line: any line but
+    /// its closing line and a complete row that ends in white space (a cut in the padding after a
+    /// value leaves nothing to join; a row that ends in its value may go on, or be followed by
+    /// what looks like its rest: see [`Scanner::join`]).
+    fn may_go_on(text: &str, kind: Kind) -> bool {
+        match kind {
+            Kind::Closing => false,
+            Kind::Row => text.ends_with(|c: char| !c.is_whitespace()),
+            Kind::Label | Kind::Section | Kind::Other => true,
+        }
+    }
+
+    /// The open block's banner line's width (without trailing white space).
+    fn banner_width(&self) -> Option<usize> {
         match &self.open {
-            Some(Mode::Rows(o, _)) => Some((&o.candidates, &o.prefix)),
+            Some(Mode::Rows(o, _)) => Some(o.banner.text.trim_end().chars().count()),
             _ => None,
         }
     }
 
-    /// What a line is to the open block: a known row with a value (`Some(true)`), a known row
-    /// without one or a section header or closing line (`Some(false)`), or neither (`None`).
-    fn what(&mut self, text: &str) -> Option<bool> {
-        let (candidates, prefix) = self.open_parts()?;
-        let candidates: Vec<&'d Definition> = candidates.to_vec();
-        let text = unprefix(text, prefix).trim();
-        if text.is_empty() {
-            return None;
+    /// What a line is to the open printed block ([`Seen`]): asked once per line of the block, with
+    /// the cheap tests first (a closing line's or section header's first byte); the row read from
+    /// it is kept for the block to read the line with.
+    fn kind(&mut self, text: &str) -> Seen {
+        let other = Seen { kind: Kind::Other, row: None };
+        let Some(Mode::Rows(o, _)) = &self.open else { return other };
+        // (Without the block's prefix, as the block reads it.)
+        let u = unprefix(text, &o.prefix);
+        let t = u.trim_ascii();
+        if t.is_empty() {
+            return other;
         }
-        if candidates.iter().any(|d| {
-            d.block.as_ref().is_some_and(|b| {
-                b.end.as_ref().is_some_and(|e| e.is_match(text)) || b.section.as_ref().is_some_and(|s| s.is_match(text))
-            })
-        }) {
-            return Some(false);
+        let blocks = || o.candidates.iter().filter_map(|d| d.block.as_ref());
+        if blocks().any(|b| b.end_first.may_match(t) && b.end.as_ref().is_some_and(|e| e.is_match(t))) {
+            return Seen { kind: Kind::Closing, row: None };
         }
-        if let Some(row) = self.known.see(text) {
-            if candidates.iter().any(|d| self.known.knows_in(row.known, d, &row.label)) {
-                return Some(!text[row.value].trim().is_empty());
+        if blocks().any(|b| b.section_first.may_match(t) && b.section.as_ref().is_some_and(|s| s.is_match(t))) {
+            return Seen { kind: Kind::Section, row: None };
+        }
+        let (bits, all_have_bits) = o.candidate_bits;
+        let row = self.known.see(u);
+        let known = &self.known;
+        let knows = |r: &BodyRow| {
+            r.known & bits != 0 || !all_have_bits && o.candidates.iter().any(|d| known.knows_in(r.known, d, &r.label))
+        };
+        let kind = match &row {
+            Some(r) if knows(r) => {
+                if u[r.value.clone()].trim_ascii().is_empty() {
+                    Kind::Label
+                } else {
+                    Kind::Row
+                }
             }
-        }
-        if let Some(i) = text.rfind(':') {
-            // A known label whose value is on the next line.
-            let probe = format!("{} x", &text[..=i]);
-            let (key, _) = split_row_key(&probe)?;
-            if text[i + 1..].trim().is_empty() && candidates.iter().any(|d| d.knows_label(&key)) {
-                return Some(false);
+            // A known label whose value is on the next line (read as a row with a value).
+            _ if t.ends_with(':') && {
+                let probe = format!("{t} x");
+                split_row_key(&probe).is_some_and(|(key, _)| o.candidates.iter().any(|d| d.knows_label(&key)))
+            } =>
+            {
+                Kind::Label
             }
-        }
-        None
+            _ => Kind::Other,
+        };
+        let at = u.as_ptr() as usize - text.as_ptr() as usize;
+        Seen { kind, row: Some((at..at + u.len(), row)) }
     }
 
     /// Whether `line`, right after the banner, is the banner's wrapped rest: a run of the fill
@@ -370,50 +435,56 @@ impl<'d> Scanner<'d> {
         t.chars().all(|c| c == fill) && o.banner.text.trim_end().ends_with(fill)
     }
 
+    /// `next` without the open block's prefix, where it carries it: the rest of a wrapped line of a
+    /// prefixed block (`# `, a container's name) carries the prefix again when the prefix was put
+    /// on after the wrap, and none when the wrap came after it (a terminal showing a log).
+    fn rest_of<'t>(&self, next: &'t str) -> &'t str {
+        match &self.open {
+            Some(Mode::Rows(o, _)) => unprefix(next, &o.prefix),
+            _ => next,
+        }
+    }
+
     /// `p` and `next` as one line, when that is a known row with a value (or a section header)
     /// and neither alone is a known row with a value; `None` otherwise. A known row followed by
     /// the rest of its value (digits at the line's start) is joined only when the hard wrap's
     /// width is known and `p` is that wide; else the row is left unread, with a note.
-    fn join(&mut self, p: &Line, next: &Line) -> Option<Line> {
-        let first = self.what(&p.text);
-        let second = self.what(&next.text);
+    fn join(&mut self, p: &Line, first: Kind, next: &Line, second: Kind) -> Option<Line> {
+        let rest = self.rest_of(&next.text);
         // A section header's (or closing line's) rest, a run of its fill character, at the width
         // the wrap was seen to cut at.
         let fill_rest = |t: &str| {
             let t = t.trim();
             t.chars().next().is_some_and(|c| !c.is_alphanumeric() && t.chars().all(|x| x == c))
         };
-        if second == Some(false) && fill_rest(&next.text) {
-            let joined = format!("{}{}", p.text, next.text);
+        if second.is_header_like() && fill_rest(rest) {
+            let joined = format!("{}{}", p.text, rest);
             // A header that is one only with its rest (`---Time per Output Token (excl. 1st token)-`
             // and `-----`), or a header and the rest of its rule (a header followed by a plain rule
             // would only end its own section at once: joined, the header keeps its rows). A
             // closing line's rest is not joined (it ends the block).
-            let header_only_joined = first.is_none() && self.what(&joined) == Some(false);
-            let header_and_rule = first == Some(false)
-                && !self.closes(&p.text)
-                && next.text.trim().chars().next().is_some_and(|c| p.text.trim_end().ends_with(c))
-                && self.what(&joined) == Some(false);
+            let header_only_joined = first == Kind::Other && self.kind(&joined).kind.is_header_like();
+            let header_and_rule = matches!(first, Kind::Label | Kind::Section)
+                && rest.trim().chars().next().is_some_and(|c| p.text.trim_end().ends_with(c))
+                && self.kind(&joined).kind.is_header_like();
             if header_only_joined || header_and_rule {
                 return Some(Line { number: p.number, text: joined, truncated: p.truncated });
             }
         }
-        if second.is_some() {
+        if second != Kind::Other {
             return None;
         }
-        let rest = next.text.trim_end();
+        let rest_trimmed = rest.trim_end();
         // A JSON record (another program's log line) is never the rest of a row.
-        if rest.trim_start().starts_with(['{', '[', '"']) {
+        if rest_trimmed.trim_start().starts_with(['{', '[', '"']) {
             return None;
         }
-        let candidates =
-            [format!("{}{}", p.text, next.text), format!("{} {}", p.text.trim_end(), next.text.trim_start())];
-        if first == Some(true) {
+        if first == Kind::Row {
             // The row's value may go on: `...tokens:   40` then `96`, `Backend:  sglang` then `-oai`.
             // (One word at the line's start, right after a row that ends in its value.)
-            let fragment = !rest.is_empty()
-                && !rest.contains(char::is_whitespace)
-                && !rest.contains(':')
+            let fragment = !rest_trimmed.is_empty()
+                && !rest_trimmed.contains(char::is_whitespace)
+                && !rest_trimmed.contains(':')
                 && p.text.ends_with(|c: char| !c.is_whitespace());
             if !fragment {
                 return None;
@@ -422,12 +493,8 @@ impl<'d> Scanner<'d> {
             // The width the wrap was seen to cut at, or the banner's own width (a block's first
             // rows are cut before any join has shown the width; a wrap narrower than the banner
             // cuts the banner's title and the block is not found at all).
-            let banner_width = match &self.open {
-                Some(Mode::Rows(o, _)) => Some(o.banner.text.trim_end().chars().count()),
-                _ => None,
-            };
-            if self.repair.width == Some(width) || banner_width == Some(width) {
-                return Some(Line { number: p.number, text: candidates[0].clone(), truncated: p.truncated });
+            if self.repair.width == Some(width) || self.banner_width() == Some(width) {
+                return Some(Line { number: p.number, text: format!("{}{}", p.text, rest), truncated: p.truncated });
             }
             // Not provable: the value is left unread.
             let label_end = p.text.rfind(':').map_or(0, |i| i + 1);
@@ -436,21 +503,23 @@ impl<'d> Scanner<'d> {
                 format!(
                     "{:?} may go on in the next line {:?} (a hard wrap?): its value is left unread",
                     p.text.trim(),
-                    rest
+                    rest_trimmed
                 ),
                 p.number,
             );
             return Some(Line { number: p.number, text: p.text[..label_end].to_string(), truncated: p.truncated });
         }
-        if first.is_some() && first != Some(false) {
-            return None;
-        }
+        let candidates = [format!("{}{}", p.text, rest), format!("{} {}", p.text.trim_end(), rest.trim_start())];
         for (i, joined) in candidates.into_iter().enumerate() {
-            let Some(what) = self.what(&joined) else { continue };
+            let what = self.kind(&joined).kind;
+            if what == Kind::Other {
+                continue;
+            }
             let single_value =
                 split_row_key(joined.trim()).is_none_or(|(_, v)| !v.trim().contains(char::is_whitespace));
-            let is_row = what && single_value;
-            let is_section_or_end = !what && first.is_none() && split_row_key(joined.trim()).is_none();
+            let is_row = what == Kind::Row && single_value;
+            let is_section_or_end =
+                what.is_header_like() && first == Kind::Other && split_row_key(joined.trim()).is_none();
             if is_row || is_section_or_end {
                 if i == 0 {
                     self.learn_width(p.text.chars().count());
@@ -462,261 +531,37 @@ impl<'d> Scanner<'d> {
     }
 }
 
-/// A row of table cells as a Markdown table row.
-fn cells_row(cells: &[String]) -> String {
-    format!("| {} |", cells.iter().map(|c| c.trim()).collect::<Vec<_>>().join(" | "))
+/// What a line is to the open printed block, found once ([`Scanner::kind`]): its [`Kind`], and the
+/// row read from it (where in the line, without the block's prefix), which the block is given
+/// when it reads the line.
+struct Seen {
+    kind: Kind,
+    row: Option<(std::ops::Range<usize>, Option<BodyRow>)>,
 }
 
-/// What markup text is made of.
-#[derive(Debug, PartialEq)]
-enum Part {
-    Text(String),
-    RowStart,
-    Cell,
-    RowEnd,
+/// What a line is to the open printed block, for the hard-wrap repair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A row a candidate knows, with a value.
+    Row,
+    /// A row a candidate knows, without a value (it may be on the next line).
+    Label,
+    /// A section header.
+    Section,
+    /// The closing line.
+    Closing,
+    /// Anything else (a blank line, another program's line, part of a wrapped line).
+    Other,
 }
 
-/// Tags that break a line where they stand.
-const BREAKING: &[&str] = &[
-    "br",
-    "p",
-    "div",
-    "pre",
-    "li",
-    "ul",
-    "ol",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "table",
-    "tbody",
-    "thead",
-    "details",
-    "summary",
-    "blockquote",
-    "hr",
-];
-/// Tags that are taken off without breaking the line.
-const INLINE: &[&str] =
-    &["code", "span", "b", "strong", "em", "i", "tt", "samp", "kbd", "font", "small", "a", "u", "mark", "sup", "sub"];
-
-/// The text a line of markup shows, split where its markup breaks lines (`None`: the line has no
-/// known tag or entity, and is left as it is).
-fn unmark_text(text: &str) -> Option<Vec<Part>> {
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    let mut changed = false;
-    let mut rest = text;
-    while let Some(i) = rest.find(['<', '&']) {
-        cur.push_str(&rest[..i]);
-        rest = &rest[i..];
-        if rest.starts_with('&') {
-            if let Some((ch, len)) = entity(rest) {
-                cur.push(ch);
-                rest = &rest[len..];
-                changed = true;
-            } else {
-                cur.push('&');
-                rest = &rest[1..];
-            }
-            continue;
-        }
-        let Some(close) = rest.find('>') else {
-            cur.push('<');
-            rest = &rest[1..];
-            continue;
-        };
-        let inner = &rest[1..close];
-        let closing = inner.starts_with('/');
-        let name: String = inner
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        let after_name = &inner.trim_start_matches('/')[name.len()..];
-        let tag_like = after_name.is_empty() || after_name.starts_with([' ', '/']) || after_name.starts_with('\t');
-        let known = tag_like
-            && (BREAKING.contains(&name.as_str())
-                || INLINE.contains(&name.as_str())
-                || matches!(name.as_str(), "tr" | "td" | "th"));
-        if !known {
-            cur.push('<');
-            rest = &rest[1..];
-            continue;
-        }
-        changed = true;
-        rest = &rest[close + 1..];
-        let flush = |cur: &mut String, parts: &mut Vec<Part>| {
-            parts.push(Part::Text(std::mem::take(cur)));
-        };
-        match (name.as_str(), closing) {
-            ("tr", false) => {
-                flush(&mut cur, &mut parts);
-                parts.push(Part::RowStart);
-            }
-            ("tr", true) => {
-                flush(&mut cur, &mut parts);
-                parts.push(Part::RowEnd);
-            }
-            ("td" | "th", false) => {
-                flush(&mut cur, &mut parts);
-                parts.push(Part::Cell);
-            }
-            ("td" | "th", true) => flush(&mut cur, &mut parts),
-            (n, _) if BREAKING.contains(&n) => flush(&mut cur, &mut parts),
-            _ => {}
-        }
-    }
-    if !changed {
-        return None;
-    }
-    cur.push_str(rest);
-    parts.push(Part::Text(cur));
-    // Empty pieces a line break tag left (`<pre><code>` at a line's start) are dropped; a line
-    // that held only markup gives none.
-    parts.retain(|p| !matches!(p, Part::Text(t) if t.trim().is_empty()));
-    Some(
-        parts
-            .into_iter()
-            .map(|p| match p {
-                // `&nbsp;` is a space.
-                Part::Text(t) => Part::Text(t.replace('\u{a0}', " ")),
-                p => p,
-            })
-            .collect(),
-    )
-}
-
-/// A character entity at the start of `s`: the character, and the entity's length.
-fn entity(s: &str) -> Option<(char, usize)> {
-    let end = s[..s.len().min(12)].find(';')?;
-    let name = &s[1..end];
-    let ch = match name {
-        "nbsp" => '\u{a0}',
-        "lt" => '<',
-        "gt" => '>',
-        "amp" => '&',
-        "quot" => '"',
-        "apos" => '\'',
-        "#39" => '\'',
-        _ => {
-            let num = name.strip_prefix('#')?;
-            let code = match num.strip_prefix(['x', 'X']) {
-                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                None => num.parse().ok()?,
-            };
-            char::from_u32(code)?
-        }
-    };
-    Some((ch, end + 1))
-}
-
-// --- templates ----------------------------------------------------------------------------------
-
-/// Whether a printed value is a template's placeholder, not a figure: `xx.xx`, `X`, `...`, `…`,
-/// `[result]`, `<value>`, `{value}`, `TBD`, `TODO`, `N/A`, `?` (a unit after it is allowed).
-pub(super) fn is_placeholder(value: &str) -> bool {
-    let v = value.trim();
-    let v = v.split_whitespace().next().unwrap_or("");
-    if v.is_empty() {
-        return false;
-    }
-    let lower = v.to_ascii_lowercase();
-    let xs = !lower.is_empty() && lower.chars().all(|c| matches!(c, 'x' | '.' | ',')) && lower.contains('x');
-    let dots = v.chars().all(|c| c == '.') && v.len() >= 2 || v == "…";
-    let bracketed = |o: char, c: char| v.len() >= 3 && v.starts_with(o) && v.ends_with(c);
-    xs || dots
-        || bracketed('[', ']')
-        || bracketed('<', '>')
-        || bracketed('{', '}')
-        || matches!(lower.as_str(), "tbd" | "todo" | "n/a" | "na" | "tba" | "?" | "??" | "???")
-}
-
-/// A block whose known rows all hold placeholders is a template (a note `template`); a block
-/// with some figures and some placeholders is a partly filled template (a note
-/// `template-partial` naming the rows whose figure is absent).
-pub(super) fn template_notes(block: &mut super::Block) {
-    let mut placeholders = Vec::new();
-    let mut figures = 0;
-    for (line, row) in block.body.iter().zip(&block.rows) {
-        let Some(row) = row else { continue };
-        if row.known == 0 && !block.definition.knows_label(&row.label) {
-            continue;
-        }
-        let value = &line.text[row.value.clone()];
-        if is_placeholder(value) {
-            placeholders.push((line.number, row.label.trim_end_matches(':').to_string(), value.trim().to_string()));
-        } else if !value.trim().is_empty() {
-            figures += 1;
-        }
-    }
-    let Some((first, _, example)) = placeholders.first().cloned() else { return };
-    if figures == 0 && placeholders.len() >= 2 {
-        block.notes.push(Note {
-            code: "template".into(),
-            message: format!(
-                "a template, not a run: every row holds a placeholder ({example:?} and {} more), no figure is read",
-                placeholders.len() - 1
-            ),
-            line: Some(first),
-        });
-    } else {
-        let rows: Vec<String> = placeholders.iter().map(|(_, l, v)| format!("{l} ({v:?})")).collect();
-        block.notes.push(Note {
-            code: "template-partial".into(),
-            message: format!("placeholders, not figures, in: {}; those figures are absent", rows.join(", ")),
-            line: Some(first),
-        });
+impl Kind {
+    /// A known line without a value of its own: a label alone, a section header, a closing line.
+    fn is_header_like(self) -> bool {
+        matches!(self, Kind::Label | Kind::Section | Kind::Closing)
     }
 }
 
 /// `text` without the open block's prefix where the prefix is there (else as it is).
 fn unprefix<'a>(text: &'a str, prefix: &Prefix) -> &'a str {
     prefix.strip(text, |_| true)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markup_is_taken_off() {
-        let t = |s: &str| match unmark_text(s) {
-            None => vec![s.to_string()],
-            Some(parts) => parts
-                .into_iter()
-                .map(|p| match p {
-                    Part::Text(t) => t,
-                    other => format!("{other:?}"),
-                })
-                .collect(),
-        };
-        assert_eq!(t("<pre><code>=== Serving ==="), vec!["=== Serving ==="]);
-        assert_eq!(t("Mean TTFT (ms): &nbsp; 12.3<br>"), vec!["Mean TTFT (ms):   12.3"]);
-        assert_eq!(t("a &lt; b"), vec!["a < b"]);
-        // Not markup: a placeholder, a comparison.
-        assert_eq!(t("Mean TTFT (ms): <value>"), vec!["Mean TTFT (ms): <value>"]);
-        assert_eq!(t("if a < b && c > d"), vec!["if a < b && c > d"]);
-        assert_eq!(
-            t("<tr><td>Mean TTFT (ms)</td><td>12.3</td></tr>"),
-            vec!["RowStart", "Cell", "Mean TTFT (ms)", "Cell", "12.3", "RowEnd"]
-        );
-        assert_eq!(entity("&#x41;"), Some(('A', 6)));
-        assert_eq!(entity("&#65;"), Some(('A', 5)));
-        assert_eq!(entity("&bogus;"), None);
-    }
-
-    #[test]
-    fn placeholders() {
-        for p in ["xx.xx", "XX", "x.xx", "...", "…", "[result]", "<value>", "{ttft}", "TBD", "N/A", "xx.xx ms", "?"] {
-            assert!(is_placeholder(p), "{p}");
-        }
-        for f in ["12.5", "0", "inf", "nan", "1,234.5", "-", "", "x1", "12 ms"] {
-            assert!(!is_placeholder(f), "{f}");
-        }
-    }
 }
