@@ -302,6 +302,52 @@ proptest! {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Damage behind a line prefix
+
+const PREFIXES: &[&str] = &["# ", "vllm-1  | ", "[rank0]: ", "2024-05-01T12:00:03.123456Z stdout F "];
+
+/// Each line with `prefix` before it.
+fn prefixed(text: &str, prefix: &str) -> String {
+    text.lines().map(|l| format!("{prefix}{l}\n")).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// A damaged block behind a prefix: wrapped and then prefixed (a commented-out paste: each
+    /// piece carries the prefix), prefixed and then wrapped (a terminal wrapping a container's log:
+    /// the rest of a line carries none), or joined after its prefix.
+    #[test]
+    fn prefixed_damage_gives_the_same_figures(
+        i in any::<prop::sample::Index>(),
+        p in 0..PREFIXES.len(),
+        how in 0usize..3,
+        width in 40usize..=120,
+        trim in any::<bool>(),
+    ) {
+        let (name, block, clean) = &blocks()[i.index(blocks().len())];
+        let prefix = PREFIXES[p];
+        let banner = block.lines().next().unwrap();
+        let title_end = banner.find("Result").unwrap() + "Result =".len();
+        let text = match how {
+            0 => {
+                prop_assume!(width >= title_end);
+                prefixed(&wrapped(block, width, trim), prefix)
+            }
+            1 => {
+                let width = width + prefix.len();
+                prop_assume!(width >= prefix.len() + title_end);
+                wrapped(&prefixed(block, prefix), width, trim)
+            }
+            _ => format!("{prefix}{}", joined(block)),
+        };
+        let what = format!("{name} behind {prefix:?}, damage {how}, width {width} (trimmed: {trim})");
+        let run = one_run(&text, &what);
+        same_figures(&run, clean, &what);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
 // The samples in samples/damaged (see its README.md)
 
 fn sample(name: &str) -> Result<Vec<Run>, bench_normalize::Error> {
@@ -368,6 +414,18 @@ fn published_damaged_pastes() {
     let v = sample("vllm-pr10880-banner-after-bar.txt").unwrap().remove(0);
     assert_eq!(v.totals.number("input_tokens"), Some(39247.0));
     assert_eq!(v.totals.number("duration_s"), Some(9.16));
+    // Two rows retyped in bold (`**label: value**`) in an issue: read without the markers, with
+    // the figures the paste printed.
+    let b = sample("vllm-issue5316-bold-rows.md").unwrap().remove(0);
+    assert!(has_note(&b, "repaired-emphasis"));
+    assert_eq!(b.totals.number("duration_s"), Some(118.85));
+    assert_eq!(b.totals.number("successful_requests"), Some(1000.0));
+    assert_eq!(b.totals.number("input_tokens"), Some(686000.0));
+    assert_eq!(b.totals.number("output_tokens"), Some(56000.0));
+    let reported = serde_json::to_value(&b.reported).unwrap();
+    assert_eq!(reported["request_per_s"], 8.41);
+    assert_eq!(reported["ttft_ms"]["mean"], 47476.0);
+    assert_eq!(reported["tpot_ms"]["p99"], 338.66);
 }
 
 #[test]

@@ -293,6 +293,7 @@ impl<'d> Scanner<'d> {
             return;
         }
         let seen = self.kind(&line.text);
+        let (line, seen) = self.unemphasize(line, seen);
         let Some((p, p_seen)) = self.repair.pending.take() else {
             self.hold_or_push(line, seen);
             return;
@@ -318,6 +319,31 @@ impl<'d> Scanner<'d> {
                 }
             }
         }
+    }
+
+    /// A row retyped with Markdown emphasis (`**Benchmark duration (s):   118.85**`): read without
+    /// the markers (`**`, `__`) when that is a row a candidate knows with a value, and the line as
+    /// it is is not one.
+    fn unemphasize(&mut self, line: Line, seen: Seen) -> (Line, Seen) {
+        let b = line.text.as_bytes();
+        if seen.kind != Kind::Other
+            || memchr::memchr2(b'*', b'_', b).is_none()
+            || !(line.text.contains("**") || line.text.contains("__"))
+        {
+            return (line, seen);
+        }
+        let text = line.text.replace("**", "").replace("__", "");
+        let unmarked = self.kind(&text);
+        if unmarked.kind != Kind::Row {
+            return (line, seen);
+        }
+        self.note(
+            "repaired-emphasis",
+            "rows were retyped with Markdown emphasis (`**...**`): read without the markers".into(),
+            line.number,
+        );
+        // (The row found is where it is in `text`, which the line now holds.)
+        (Line { text, ..line }, unmarked)
     }
 
     fn learn_width(&mut self, width: usize) {
