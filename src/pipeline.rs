@@ -368,6 +368,13 @@ pub(crate) fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
         });
     }
     close(&mut run, policy, Claims::None);
+    // A template (placeholders, not figures: `detect` notes it) is said to be one by the check
+    // that finds nothing usable in it.
+    if let Some(t) = run.notes.iter().find(|n| n.code == "template").map(|n| n.message.clone()) {
+        if let Some(c) = run.checks.iter_mut().find(|c| c.id == "key-figures" && c.status == report::Status::Fail) {
+            c.message = format!("{t}; {}", c.message);
+        }
+    }
     run
 }
 

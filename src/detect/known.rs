@@ -10,6 +10,16 @@ pub(super) struct KnownLabels<'d> {
     pub(super) defs: Vec<&'d Definition>,
     /// Label to a bit mask over `defs` (the first 64; others are asked every time).
     pub(super) cache: rustc_hash::FxHashMap<String, u64>,
+    /// A row found for a line just before the line is read ([`KnownLabels::prime`]), so that it is
+    /// not found again.
+    pub(super) primed: Option<Primed>,
+}
+
+/// A line's row, found already: the line's text (its address and length) and the row.
+pub(super) struct Primed {
+    at: usize,
+    len: usize,
+    row: Option<BodyRow>,
 }
 
 impl<'d> KnownLabels<'d> {
@@ -35,11 +45,29 @@ impl<'d> KnownLabels<'d> {
 
     /// A line's row, as [`BodyRow`].
     pub(super) fn see(&mut self, text: &str) -> Option<BodyRow> {
+        // (The row found for this very text, still alive at this address, just before.)
+        if let Some(p) = self.primed.take() {
+            if p.at == text.as_ptr() as usize && p.len == text.len() {
+                return p.row;
+            }
+        }
         let (label, value) = split_row_key(text)?;
         let label = label.into_owned();
         // (The value is a slice of `text`.)
         let start = value.as_ptr() as usize - text.as_ptr() as usize;
         Some(BodyRow { known: self.mask(&label), label, value: start..start + value.len() })
+    }
+
+    /// Says that `text`'s row is `row` ([`KnownLabels::see`] found it) to the next call of `see`,
+    /// which answers it when asked about the same text (at the same address: the caller keeps
+    /// the text alive and unchanged until then, and [`KnownLabels::unprime`]s after).
+    pub(super) fn prime(&mut self, text: &str, row: Option<BodyRow>) {
+        self.primed = Some(Primed { at: text.as_ptr() as usize, len: text.len(), row });
+    }
+
+    /// Forgets a row [`KnownLabels::prime`]d and not asked for.
+    pub(super) fn unprime(&mut self) {
+        self.primed = None;
     }
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.

@@ -12,6 +12,8 @@ use crate::definition::{Definition, Definitions, Evidence};
 use crate::input::Line;
 use crate::lex::{normalize_label, split_row};
 
+mod repair;
+
 /// Turns lines into blocks; see the module documentation.
 pub struct Scanner<'d> {
     text_defs: Vec<&'d Definition>,
@@ -26,6 +28,8 @@ pub struct Scanner<'d> {
     /// A finished block whose variant prints a trailer: held until the trailer or other lines.
     held: Option<Held<'d>>,
     known: KnownLabels<'d>,
+    /// Repairs of damaged text ([`repair`]).
+    repair: repair::Repair,
 }
 
 struct Held<'d> {
@@ -42,7 +46,7 @@ impl<'d> Scanner<'d> {
     pub fn new(defs: &'d Definitions) -> Scanner<'d> {
         let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
         Scanner {
-            known: KnownLabels { defs: text_defs.clone(), cache: Default::default() },
+            known: KnownLabels { defs: text_defs.clone(), cache: Default::default(), primed: None },
             text_defs,
             literals: defs.literals(),
             context: HashMap::new(),
@@ -50,6 +54,7 @@ impl<'d> Scanner<'d> {
             blocks: 0,
             ready: Default::default(),
             held: None,
+            repair: Default::default(),
         }
     }
 
@@ -69,7 +74,7 @@ impl<'d> Scanner<'d> {
 
     /// Whether every line is read now (inside a block, or with a block waiting for its trailer).
     pub fn in_block(&self) -> bool {
-        self.open.is_some() || self.held.is_some()
+        self.open.is_some() || self.held.is_some() || self.repair.wants()
     }
 
     /// Outside a block: where in `hay` (raw lines, from a line start) the first line that
@@ -89,7 +94,7 @@ impl<'d> Scanner<'d> {
                 .take_while(|b| !matches!(b, b'\n' | b'\r'))
                 .all(|b| matches!(b, b' ' | b'\t' | 0x0c))
         };
-        memchr::memchr_iter(b'|', before).find(|&i| opens_line(i)).or(literal)
+        memchr::memchr2_iter(b'|', b'<', before).find(|&i| opens_table(&hay[i..]) && opens_line(i)).or(literal)
     }
 
     /// Whether a raw line needs to be read at all: inside a block, or while a block waits for its
@@ -98,11 +103,17 @@ impl<'d> Scanner<'d> {
         self.open.is_some()
             || self.held.is_some()
             || self.literals.any.is_match(raw)
-            || raw.trim_ascii_start().first() == Some(&b'|')
+            || opens_table(raw.trim_ascii_start())
+            || self.repair.wants()
     }
 
     /// Feed one line; completed blocks are then handed out by [`Scanner::pop`].
     pub fn push(&mut self, line: Line) {
+        self.push_repaired(line);
+    }
+
+    /// A line after the repairs of damaged text ([`repair`]).
+    fn push_line(&mut self, line: Line) {
         let hit = self.banner_hits(&line.text);
         let text = &line.text;
         // (A table title or CSV header is never a flattened block.)
@@ -119,9 +130,18 @@ impl<'d> Scanner<'d> {
             self.push_one(line, hit);
             return;
         }
-        for piece in self.unflatten(line) {
+        let number = line.number;
+        let pieces = self.unflatten(line);
+        // (A banner with its own rest cut off, `Results for ... api.`, is no lost line break.)
+        if pieces.iter().filter(|p| !p.text.trim().is_empty()).count() > 1
+            && pieces.iter().skip(1).any(|p| crate::lex::split_row_key(p.text.trim()).is_some())
+        {
+            self.note_unflattened(number);
+        }
+        for piece in pieces {
             let hit = self.banner_hits(&piece.text);
             self.push_one(piece, hit);
+            self.attach_notes();
         }
     }
 
@@ -132,6 +152,7 @@ impl<'d> Scanner<'d> {
 
     /// The input ended: a block that was still open is complete too.
     pub fn finish(&mut self) {
+        self.flush_repair();
         // A block looking ahead for its closing line (see `MAX_LOOKAHEAD`) was cut off where its
         // rows ended; the lines after it are read again, and may open a block of their own.
         while matches!(&self.open, Some(Mode::Rows(_, rows)) if rows.noise_run >= MAX_NOISE_RUN) {
@@ -313,7 +334,7 @@ impl<'d> Scanner<'d> {
     /// A closing line with text glued after it (`=====..."}` in an escaped log, `===== (pasted)`):
     /// the rule and the text, when the rule alone is some definition's block `end`. A rule is a run
     /// of ten or more of one character; a banner, which has the run's character on both sides of
-    /// its title, is not one.
+    /// its title (one at least), is not one.
     fn split_closing_rule<'t>(&self, text: &'t str) -> Option<(&'t str, &'t str)> {
         // (A row, the usual line, starts with a letter: answered from its first byte.)
         if text.trim_ascii_start().as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
@@ -323,7 +344,8 @@ impl<'d> Scanner<'d> {
         let c = t.chars().next().filter(|c| !c.is_alphanumeric())?;
         let after = t.trim_start_matches(c);
         let (rule, rest) = (&t[..t.len() - after.len()], after.trim());
-        let banner_like = rest.chars().rev().take(3).filter(|x| *x == c).count() == 3;
+        // (A banner cut by a hard wrap keeps fewer of its closing characters: one is enough.)
+        let banner_like = rest.ends_with(c);
         if rule.chars().count() < 10 || rest.is_empty() || banner_like {
             return None;
         }
@@ -573,7 +595,8 @@ impl<'d> Scanner<'d> {
     fn finish_rows(&mut self, open: Open<'d>, seen: Vec<Option<BodyRow>>, end: BlockEnd) {
         self.release();
         let prefix = open.prefix.clone();
-        let Some(block) = self.classify_block(open, seen, end) else { return };
+        let Some(mut block) = self.classify_block(open, seen, end) else { return };
+        repair::template_notes(&mut block);
         let trailer = match (block.end, block.variant) {
             (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.contains(&v.id)),
             _ => None,
@@ -675,6 +698,12 @@ fn after_prefix(banner: &regex::Regex, text: &str) -> Option<usize> {
         return None;
     }
     cut_points(text, text.len()).find(|&i| banner.is_match(&text[i..]))
+}
+
+/// Whether a line (from its first byte after white space) may be a table's row: a Markdown row
+/// (`|`), or HTML table markup (`<tr>`, `<td>`, `<table>`...; see `repair`).
+fn opens_table(from: &[u8]) -> bool {
+    matches!(from, [b'|', ..] | [b'<', b't' | b'T', ..])
 }
 
 /// Where the banner that starts at `at` in `text` ends.
