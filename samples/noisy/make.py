@@ -119,4 +119,8 @@ bar = "\r" + "\r".join(f" {p:3d}%|{'█' * (p // 10):<10}| {p * 16 // 100}/16 [0
 write("mixed-tools-one-stream.txt", "Maximum request concurrency: None\nTraffic request rate: inf\n" + v + bar + "/opt/x.py:1: UserWarning: something\n  warnings.warn(...)\n" + g + r)
 # A CI log that ran every peer in turn: their console tables between vLLM blocks and a vllm-rs sweep.
 write("peers-one-stream.txt", read("captured/vllm-s2.stdout.txt") + read("peers/aiperf-s2.stdout.txt") + read("peers/guidellm-s2.stdout.txt") + read("versions/vllmrs0.33.0-sweep.stdout.txt") + read("peers/genaiperf-s2.stdout.txt"))
+# 11. A vllm-rs sweep pasted from its summary on (the steps' blocks scrolled away): the summary
+#     lines are then the only record of the steps, each read as a run (tests/summary_fold.rs).
+sw = read("versions/vllmrs0.33.0-sweep.stdout.txt")
+write("vllm-rs-sweep-summary-alone.txt", sw[sw[: sw.index(" Sweep Summary ")].rindex("\n") + 1 :])
 print("wrote", sorted(f for f in os.listdir(HERE) if not f.endswith((".py", ".md")) or f.endswith("table.md") or f.startswith("markdown")))
