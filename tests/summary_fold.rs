@@ -265,6 +265,24 @@ fn two_sweeps_in_one_input_fold_each_into_its_own_blocks() {
     assert!(runs.iter().all(|r| r.verdict == Verdict::Accepted));
 }
 
+/// Another process's argument dump just before a step's block (a log shared with an SGLang run:
+/// `request_rate=inf`) is read for the run, but what the summary repeats is the block's own
+/// printout: the `rate=2` row still names the block that prints `Request rate configured (RPS):
+/// 2.00`.
+#[test]
+fn a_dump_read_before_a_block_does_not_hide_its_step() {
+    let s = sweep(SWEEPS[1]);
+    let clean = s.keep(0b111, 0b111);
+    let dump = "Namespace(backend='sglang', host='127.0.0.1', port=30000, dataset_name='random', num_prompts=1000, request_rate=inf, max_concurrency=4, random_input_len=1024, random_output_len=512)";
+    let first = s.steps[0].iter().position(|l| l.contains("Serving Benchmark Result")).unwrap();
+    let banner = &s.steps[0][first];
+    let text = clean.replacen(&format!("{banner}\n"), &format!("{dump}\n{banner}\n"), 1);
+    assert_ne!(text, clean);
+    let runs = s.read(&text);
+    assert_eq!(runs.len(), 3);
+    assert!(runs.iter().all(|r| agreement(r).is_some_and(|c| c.status == Status::Pass)));
+}
+
 #[test]
 fn jsonl_streams_each_step_once() {
     for stem in SWEEPS {

@@ -355,7 +355,16 @@ impl Out for Fold<'_, '_> {
             return Ok(());
         }
         if self.involved.repeated(&run) {
-            let rows = run.rows.iter().filter_map(|r| Some((r.field.clone()?, r.value.clone()?))).collect();
+            // The block's own rows (and its trailer's): what a summary repeats is that printout,
+            // not the lines read before it for the same run (an argument dump, perhaps another
+            // process's).
+            let first = run.source.first_line.unwrap_or(0);
+            let rows = run
+                .rows
+                .iter()
+                .filter(|r| r.line >= first)
+                .filter_map(|r| Some((r.field.clone()?, r.value.clone()?)))
+                .collect();
             self.candidates.push_back(Candidate {
                 block: run.source.block,
                 parser: run.source.parser.clone(),
