@@ -130,6 +130,12 @@ pub enum Error {
     /// `bench-normalize run`: the benchmark client failed or could not be started.
     #[error("{command}: {message}")]
     Client { command: String, message: String },
+
+    /// The input contradicts a run already written out (a summary row that disagrees with the
+    /// block of its run, read after that run went out): exit 1, as for a rejected run. The
+    /// message begins with the rule's id.
+    #[error("{at}: {message}")]
+    Contradiction { at: Location, message: String },
 }
 
 fn quote(text: Option<&str>) -> String {
@@ -147,6 +153,7 @@ impl Error {
             Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
             Error::Unwritable { .. } => ExitCode::Unwritable,
             Error::Client { .. } => ExitCode::ClientFailed,
+            Error::Contradiction { .. } => ExitCode::Rejected,
         }
     }
 
@@ -161,6 +168,7 @@ impl Error {
             Error::Usage(_) => "usage",
             Error::Unwritable { .. } => "unwritable",
             Error::Client { .. } => "client",
+            Error::Contradiction { .. } => "contradiction",
         }
     }
 
@@ -173,6 +181,7 @@ impl Error {
             Error::Definition { file, .. } => Some(file),
             Error::Unwritable { input, .. } => Some(input),
             Error::Client { command, .. } => Some(command),
+            Error::Contradiction { at, .. } => Some(&at.input),
             Error::Usage(_) => None,
         }
     }
@@ -181,6 +190,7 @@ impl Error {
     pub fn message(&self) -> String {
         match self {
             Error::Parse { message, .. } => message.clone(),
+            Error::Contradiction { message, .. } => message.clone(),
             Error::Report { path, message, .. } => format!("{path}: {message}"),
             Error::Definition { field, message, .. } => format!("{field}: {message}"),
             Error::Unwritable { run, format, message, .. } => {
@@ -193,7 +203,7 @@ impl Error {
     /// Line and column the error points at, when known.
     pub fn position(&self) -> (Option<usize>, Option<usize>) {
         match self {
-            Error::Parse { at, .. } => (Some(at.line), at.column),
+            Error::Parse { at, .. } | Error::Contradiction { at, .. } => (Some(at.line), at.column),
             Error::Definition { line, column, .. } => (Some(*line), Some(*column)),
             Error::Unwritable { line, .. } => (*line, None),
             _ => (None, None),

@@ -7,6 +7,7 @@
 //! from whichever path, ends in [`close`]: derive, validate, and for a report read back, verify.
 
 pub(crate) mod embedded;
+pub(crate) mod fold;
 pub(crate) mod json;
 pub(crate) mod threads;
 
@@ -72,6 +73,15 @@ pub(crate) trait Out {
     /// that gives [`Out::render`] a function; this default, for the others, is never used.
     fn rendered(&mut self, run: Run, _bytes: Vec<u8>) -> Result<(), Error> {
         self.run(run)
+    }
+    /// The input is about to be read where the read may wait (a live stream): whatever is held
+    /// goes out now ([`fold::Fold`] holds runs a summary may repeat).
+    fn idle(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Whether [`Out::idle`] would hand anything out.
+    fn holds(&self) -> bool {
+        false
     }
 }
 
@@ -219,6 +229,9 @@ pub(crate) fn normalize_text<R: BufRead>(
     live: bool,
 ) -> Result<usize, Error> {
     let mut scanner = Scanner::new(opts.definitions);
+    // Summary rows folded into the runs they repeat, on the way out (see `fold`).
+    let mut fold = fold::Fold::new(sink, opts.definitions, opts.policy, input);
+    let sink: &mut dyn Out = &mut fold;
     let found = if opts.pipelined {
         threads::normalize_text_pipelined(reader, input, opts, &mut scanner, sink, live)?
     } else {
@@ -235,6 +248,7 @@ pub(crate) fn normalize_text<R: BufRead>(
         })?;
         found
     };
+    fold.finish()?;
     if found == 0 {
         return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
     }

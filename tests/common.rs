@@ -136,3 +136,38 @@ pub fn output_with_stdin(cmd: &mut std::process::Command, stdin: &[u8]) -> std::
     writer.join().unwrap();
     out
 }
+
+/// The built-in definitions with every `[fold]` table taken out: a summary table's rows (vllm-rs's
+/// `Sweep Summary`) are then runs of their own, as the tables are printed. For a test that needs
+/// every block of a text where it is, folded or not.
+pub fn unfolded_definitions() -> &'static bench_normalize::Definitions {
+    static DEFS: std::sync::OnceLock<bench_normalize::Definitions> = std::sync::OnceLock::new();
+    DEFS.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("bench-normalize-unfolded-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let parsers = Path::new(env!("CARGO_MANIFEST_DIR")).join("parsers");
+        for entry in std::fs::read_dir(parsers).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Some(at) = text.find("\n[fold]\n") else { continue };
+            // The table runs to the next table header.
+            let end = text[at + 8..].find("\n[").map_or(text.len(), |e| at + 8 + e);
+            let unfolded = format!("{}{}", &text[..at], &text[end..]);
+            std::fs::write(dir.join(path.file_name().unwrap()), unfolded).unwrap();
+        }
+        let defs = bench_normalize::Definitions::with_dir(&dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        defs
+    })
+}
+
+/// [`run_all`] with [`unfolded_definitions`].
+pub fn run_all_unfolded(bytes: &[u8], name: &str) -> Result<Vec<Run>, Error> {
+    let mut runs = Vec::new();
+    let opts = Options { definitions: unfolded_definitions(), ..Options::default() };
+    normalize(bytes, name, &opts, &mut |r| {
+        runs.push(r);
+        Ok(())
+    })?;
+    Ok(runs)
+}

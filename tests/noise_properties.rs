@@ -197,7 +197,9 @@ fn samples() -> &'static [Sample] {
                 let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{name}: {e}"));
                 let runs = run_all(&bytes, &name)
                     .unwrap_or_else(|e| panic!("{name}: the clean sample does not normalize: {e}"));
-                let blocks: Vec<(usize, usize)> = runs
+                // Where every block is, a summary's rows too (folded into the runs they repeat).
+                let spans = common::run_all_unfolded(&bytes, &name).unwrap();
+                let blocks: Vec<(usize, usize)> = spans
                     .iter()
                     .map(|r| {
                         (
@@ -211,7 +213,7 @@ fn samples() -> &'static [Sample] {
                 let lines: Vec<String> =
                     body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect();
                 let trailers = blocks.iter().filter_map(|&(f, l)| trailer_of(&lines, f, l)).collect();
-                let cut_off = runs.iter().map(|r| r.source.truncated.is_some()).collect();
+                let cut_off = spans.iter().map(|r| r.source.truncated.is_some()).collect();
                 Sample { name, lines, blocks, cut_off, trailers, expected: runs.iter().map(project).collect() }
             })
             .collect()

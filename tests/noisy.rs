@@ -161,26 +161,13 @@ fn the_vllm_rs_sweep_gives_one_run_per_step_with_its_steady_state() {
         .map(|r| (r.workload.number("max_concurrency"), r.reported.number("steady_state.output_chunks_per_s")))
         .collect();
     assert_eq!(figures, [(Some(1.0), Some(8.31)), (Some(2.0), Some(16.47)), (Some(4.0), Some(32.65))]);
-    // The Sweep Summary after the steps: one run per line, which repeats the step's figures.
-    let lines: Vec<(Option<&str>, Option<f64>, Option<f64>)> = summary
-        .iter()
-        .map(|r| {
-            (
-                r.workload.text("strategy"),
-                r.reported.number("request_per_s"),
-                r.reported.number("steady_state.output_chunks_per_s"),
-            )
-        })
-        .collect();
-    assert_eq!(
-        lines,
-        [
-            (Some("concurrency=1"), Some(0.59), Some(8.31)),
-            (Some("concurrency=2"), Some(1.19), Some(16.47)),
-            (Some("concurrency=4"), Some(2.37), Some(32.65))
-        ]
-    );
-    assert!(summary.iter().all(|r| r.source.parser == "vllm-rs-sweep-summary"));
+    // The Sweep Summary after the steps repeats them: folded into each step's run as a check
+    // (tests/summary_fold.rs), no run of its own.
+    assert!(summary.is_empty(), "{} summary runs", summary.len());
+    for r in &steps {
+        let c = r.checks.iter().find(|c| c.id == "summary-agreement").unwrap();
+        assert_eq!(c.status, bench_normalize::report::Status::Pass, "{}", c.message);
+    }
     for r in &steps {
         // The steady-state rows never feed the main figures.
         assert_eq!(
@@ -273,22 +260,19 @@ fn the_peers_tables_in_one_stream_each_read_as_alone() {
             "vllm-bench-serve",
             "vllm-bench-serve",
             "vllm-bench-serve",
-            "vllm-rs-sweep-summary",
-            "vllm-rs-sweep-summary",
-            "vllm-rs-sweep-summary",
             "genai-perf-console"
         ]
     );
     same_figures(&got[0], &clean("captured/vllm-s2.stdout.txt"), "vllm");
     same_figures(&got[1], &clean("peers/aiperf-s2.stdout.txt"), "aiperf");
     same_figures(&got[2], &clean("peers/guidellm-s2.stdout.txt"), "guidellm");
-    // The sweep's three step blocks and its three summary lines, as in the sweep's own log.
+    // The sweep's three step blocks, its summary lines folded into them, as in the sweep's own log.
     let sweep = common::normalize_file(&common::samples_dir().join("versions/vllmrs0.33.0-sweep.stdout.txt")).unwrap();
-    assert_eq!(sweep.len(), 6);
-    for (i, (noisy, alone)) in got[3..9].iter().zip(&sweep).enumerate() {
+    assert_eq!(sweep.len(), 3);
+    for (i, (noisy, alone)) in got[3..6].iter().zip(&sweep).enumerate() {
         same_figures(noisy, alone, &format!("vllm-rs sweep run {}", i + 1));
     }
-    same_figures(&got[9], &clean("peers/genaiperf-s2.stdout.txt"), "genai-perf");
+    same_figures(&got[6], &clean("peers/genaiperf-s2.stdout.txt"), "genai-perf");
 }
 
 // ------------------------------------------------------------------------------------------------

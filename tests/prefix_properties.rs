@@ -238,7 +238,9 @@ fn samples() -> &'static [Sample] {
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 let body = text.strip_suffix('\n').unwrap_or(&text);
                 let lines: Vec<String> = body.split('\n').map(str::to_string).collect();
-                let blocks: Vec<(usize, usize, bool)> = runs
+                // Where every block is, a summary's rows too (folded into the runs they repeat).
+                let spans = common::run_all_unfolded(&bytes, &name).unwrap();
+                let blocks: Vec<(usize, usize, bool)> = spans
                     .iter()
                     .map(|r| {
                         let first = r.source.first_line.expect("a text run has a first line");

@@ -137,4 +137,8 @@ write("tpot-overwritten-with-itl.txt", "\n".join(out))
 sg = read("captured/sglang-oai-s2.stdout.txt")
 assert "Benchmark duration (s):                  26.74" in sg
 write("duration-mistyped.txt", sg.replace("Benchmark duration (s):                  26.74", "Benchmark duration (s):                  2.674"))
+# 13. A vllm-rs sweep pasted from its summary on (the steps' blocks scrolled away): the summary
+#     lines are then the only record of the steps, each read as a run (tests/summary_fold.rs).
+sw = read("versions/vllmrs0.33.0-sweep.stdout.txt")
+write("vllm-rs-sweep-summary-alone.txt", sw[sw[: sw.index(" Sweep Summary ")].rindex("\n") + 1 :])
 print("wrote", sorted(f for f in os.listdir(HERE) if not f.endswith((".py", ".md")) or f.endswith("table.md") or f.startswith("markdown")))

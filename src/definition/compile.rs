@@ -45,6 +45,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
     let itl_rules = itl_rules(&cx, raw.semantics.itl_rule, &variants)?;
     let trailers = trailers(&cx, &raw.trailer, &variants)?;
     let (label_index, templated) = label_index(&rows);
+    let fold = raw.fold.as_ref().map(|f| fold(&cx, f)).transpose()?;
 
     Ok(Definition {
         id: raw.id.into_inner(),
@@ -73,6 +74,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         unit_key: raw.unit_key,
         row_finder: OnceLock::new(),
         trailers,
+        fold,
         label_index,
         templated,
     })
@@ -458,6 +460,30 @@ fn trailers(cx: &Source, raw: &[RawTrailer], variants: &[Variant]) -> Result<Vec
         });
     }
     Ok(trailers)
+}
+
+/// `[fold]`: the key field and the fields its names stand for must be canonical figures.
+fn fold(cx: &Source, f: &super::raw::RawFold) -> Result<super::FoldSpec, Error> {
+    cx.target(&f.key, "fold.key")?;
+    let mut names = Vec::new();
+    for (name, field) in &f.names {
+        cx.target(field, "fold.names")?;
+        names.push((name.clone(), field.get_ref().clone()));
+    }
+    if f.into.is_empty() {
+        return Err(cx.err_at(
+            f.key.span().start,
+            "fold.into",
+            "names no definition whose runs the rows repeat".into(),
+        ));
+    }
+    Ok(super::FoldSpec {
+        into: f.into.clone(),
+        into_variants: f.into_variants.clone(),
+        key: f.key.get_ref().clone(),
+        names,
+        unset: f.unset.clone(),
+    })
 }
 
 /// The row specs by literal label, and the specs with a placeholder (both ascending).

@@ -28,10 +28,12 @@ use crate::report::{E2eEnd, Format, ItlPer, StatKey, TokenCount};
 use crate::vocabulary::{FieldDef, Unit};
 
 mod compile;
+mod fold;
 mod listing;
 mod raw;
 
 pub use compile::parse;
+pub use fold::FoldSpec;
 pub use listing::listing;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
@@ -103,6 +105,9 @@ pub struct Definition {
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
     pub trailers: Vec<TrailerSpec>,
+    /// `[fold]`: each run of this definition (a row of a summary table) repeats a run read
+    /// earlier in the same input, and is folded into it as a cross-check (`pipeline::fold`).
+    pub fold: Option<FoldSpec>,
     /// Specs of `rows` by literal label, and the specs with a placeholder (checked in turn).
     label_index: HashMap<String, Vec<usize>>,
     templated: Vec<usize>,

@@ -39,6 +39,20 @@ pub struct RawDefinition {
     pub unit_key: Option<String>,
     #[serde(default)]
     pub trailer: Vec<RawTrailer>,
+    pub fold: Option<RawFold>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFold {
+    pub into: Vec<String>,
+    #[serde(default)]
+    pub into_variants: Vec<String>,
+    pub key: Spanned<String>,
+    #[serde(default)]
+    pub names: std::collections::BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    pub unset: Vec<String>,
 }
 
 #[derive(Deserialize)]
