@@ -350,3 +350,31 @@ fn a_cut_inside_a_row_never_reads_its_partial_value() {
         assert!(runs[0].source.truncated.is_some());
     }
 }
+
+/// `compare` and `sweep` read compressed inputs as `bench-normalize` does; in a results directory
+/// an archive that does not decompress is listed as skipped, as any file with no result is.
+#[test]
+fn compare_and_sweep_read_compressed_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::samples_dir().join("compressed/vllm-s4-two-members.stdout.txt.gz"),
+        dir.path().join("run.log.gz"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("broken.gz"), b"\x1f\x8b\x08\x00 not gzip").unwrap();
+    let plain = common::samples_dir().join("captured/vllm-s4.stdout.txt");
+    let out = bin().args(["compare", "-f", "json"]).arg(&plain).arg(dir.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = doc.to_string();
+    assert!(text.contains("broken.gz") && text.contains("cannot decode gzip"), "{text}");
+    let swept = |path: &std::path::Path| {
+        let out = bin().args(["sweep", "-f", "json"]).arg(path).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["series"][0]["points"].as_array_mut().unwrap().iter_mut().for_each(|p| p["input"] = Value::Null);
+        v["series"][0]["points"].clone()
+    };
+    assert_eq!(swept(&dir.path().join("run.log.gz")), swept(&plain));
+}
