@@ -378,3 +378,45 @@ fn compare_and_sweep_read_compressed_inputs() {
     };
     assert_eq!(swept(&dir.path().join("run.log.gz")), swept(&plain));
 }
+
+/// A gzip'd stream that is still being written hands out each run as its block ends: the first
+/// run comes out before the writer sends the rest.
+#[test]
+fn a_live_gzip_stream_hands_out_runs_as_their_blocks_end() {
+    use std::sync::mpsc;
+    /// A pipe: chunks as the writer sends them, the end when it hangs up.
+    struct Pipe(mpsc::Receiver<Vec<u8>>, Vec<u8>);
+    impl Read for Pipe {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.1.is_empty() {
+                match self.0.recv() {
+                    Ok(chunk) => self.1 = chunk,
+                    Err(_) => return Ok(0),
+                }
+            }
+            let n = out.len().min(self.1.len());
+            out[..n].copy_from_slice(&self.1[..n]);
+            self.1.drain(..n);
+            Ok(n)
+        }
+    }
+    let log = read("captured/vllm-s2.stdout.txt");
+    let (to_reader, chunks) = mpsc::channel();
+    let (got_run, first_run) = mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        // One member, flushed as `gzip` would at the end of a file; the run must come out of it
+        // before the second is sent.
+        to_reader.send(encode(&log, Enc::Gzip)).unwrap();
+        first_run.recv_timeout(std::time::Duration::from_secs(20)).expect("the first run before the rest of the input");
+        to_reader.send(encode(&log, Enc::Gzip)).unwrap();
+    });
+    let mut runs = 0;
+    normalize(std::io::BufReader::new(Pipe(chunks, Vec::new())), "live", &Options::default(), &mut |_| {
+        runs += 1;
+        let _ = got_run.send(());
+        Ok(())
+    })
+    .unwrap();
+    writer.join().unwrap();
+    assert_eq!(runs, 2);
+}
