@@ -5,7 +5,7 @@
 //! | 0 | every run found was accepted |
 //! | 1 | at least one run was rejected by a consistency rule (the report is still printed) |
 //! | 2 | usage error (bad flags or arguments, a bad parser definition given with --parsers) |
-//! | 3 | no benchmark result found in an input, or an input could not be parsed |
+//! | 3 | no benchmark result found in an input, an input could not be parsed, or a compressed or UTF-16 input could not be decoded (cut off, corrupt) |
 //! | 4 | I/O error (a file could not be read, or the output could not be written; a closed stdout is not an error) |
 //! | 5 | a run cannot be written in the output format asked for: it lacks a figure the format requires (`--format dstack`: dstack's model), or the consumer's model would reject it; the message names the figure and how to get it |
 //! | 6 | `run`: the benchmark client failed (a non-zero exit, a signal, or it could not be started); what it printed is still reported |
@@ -103,6 +103,12 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// A compressed or UTF-16 input could not be decoded to its end: cut off, or corrupt (what
+    /// was decoded before is still read). The input's content is broken, as with an input that
+    /// does not parse (exit 3); a failure to read its bytes is [`Error::Io`].
+    #[error("{input}: cannot decode {format}: {message}")]
+    Decode { input: String, format: &'static str, message: String },
+
     /// Nothing in an input looked like a benchmark result.
     #[error("{input}: no benchmark result found (looked for: {looked_for})")]
     NoResult { input: String, looked_for: String },
@@ -149,7 +155,9 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Io { .. } | Error::Write { .. } => ExitCode::Io,
-            Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } => ExitCode::NoResult,
+            Error::NoResult { .. } | Error::Parse { .. } | Error::Report { .. } | Error::Decode { .. } => {
+                ExitCode::NoResult
+            }
             Error::Definition { .. } | Error::Usage(_) => ExitCode::Usage,
             Error::Unwritable { .. } => ExitCode::Unwritable,
             Error::Client { .. } => ExitCode::ClientFailed,
@@ -162,6 +170,7 @@ impl Error {
         match self {
             Error::Io { .. } | Error::Write { .. } => "io",
             Error::NoResult { .. } => "no-result",
+            Error::Decode { .. } => "decode",
             Error::Parse { .. } => "parse",
             Error::Report { .. } => "report-shape",
             Error::Definition { .. } => "definition",
@@ -175,7 +184,10 @@ impl Error {
     /// The input the error is about, when there is one.
     pub fn input(&self) -> Option<&str> {
         match self {
-            Error::Io { input, .. } | Error::NoResult { input, .. } | Error::Report { input, .. } => Some(input),
+            Error::Io { input, .. }
+            | Error::NoResult { input, .. }
+            | Error::Report { input, .. }
+            | Error::Decode { input, .. } => Some(input),
             Error::Write { output, .. } => Some(output),
             Error::Parse { at, .. } => Some(&at.input),
             Error::Definition { file, .. } => Some(file),

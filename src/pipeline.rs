@@ -103,13 +103,36 @@ impl Out for Plain<'_> {
 }
 
 pub(crate) fn read<R: BufRead>(
-    mut reader: R,
+    reader: R,
     input: &str,
     opts: &Config,
     sink: &mut dyn Out,
     live: bool,
 ) -> Result<usize, Error> {
-    let io = |source| Error::Io { input: input.to_string(), source };
+    read_layer(reader, input, opts, sink, live, Layers::default())
+}
+
+/// The encodings peeled off an input so far (see [`input::decode`]).
+#[derive(Default)]
+struct Layers {
+    depth: usize,
+    /// The compressed bytes read, counted under the first compression (to bound what a JSON
+    /// document read whole may decode to).
+    compressed: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+/// [`read`], of an input whose first `layers.depth` encodings were taken off: one more is taken
+/// off when its first bytes say it has one, before anything looks at what it says.
+fn read_layer<R: BufRead>(
+    mut reader: R,
+    input: &str,
+    opts: &Config,
+    sink: &mut dyn Out,
+    live: bool,
+    layers: Layers,
+) -> Result<usize, Error> {
+    use input::decode;
+    let io = |source| decode::error(input, source);
     // Look at the start without losing it.
     let mut head = Vec::new();
     loop {
@@ -121,9 +144,11 @@ pub(crate) fn read<R: BufRead>(
         head.extend_from_slice(&chunk[..n]);
         reader.consume(n);
         let started = head.iter().any(|b| !b.is_ascii_whitespace() && *b != 0xef && *b != 0xbb && *b != 0xbf);
-        // A start like JSON is read on until what the input is shows (see `json_head_is_text`).
+        // A start like JSON is read on until what the input is shows (see `json_head_is_text`);
+        // any start, until it shows whether it is compressed or UTF-16.
         if head.len() >= 64 * 1024
             || started
+                && head.len() >= decode::SNIFF
                 && (!looks_like_json(&head)
                     || opts.reports_only
                     || json_head_is_text(&head, opts.definitions).is_some())
@@ -133,10 +158,33 @@ pub(crate) fn read<R: BufRead>(
     }
     let mut reader = std::io::Cursor::new(head).chain(reader);
     let head = reader.get_ref().0.get_ref();
+    if layers.depth < decode::MAX_LAYERS {
+        if let Some(layer) = decode::sniff(head) {
+            let counted = std::sync::Arc::default();
+            let compressed = layers.compressed.or_else(|| layer.compressed().then(|| std::sync::Arc::clone(&counted)));
+            let decoded = decode::decoder(layer, reader, counted);
+            return read_layer(decoded, input, opts, sink, live, Layers { depth: layers.depth + 1, compressed });
+        }
+    }
     if read_as_json(head, opts) {
         let mut text = Vec::new();
-        reader.read_to_end(&mut text).map_err(io)?;
-        return json::normalize_json(&mut text, input, opts, sink);
+        let read = match &layers.compressed {
+            // A decompressed document: bounded (a decompression bomb), and what decoded before a
+            // cut or a corrupt block is still read.
+            Some(compressed) => decode::read_json(&mut reader, &mut text, compressed),
+            None => reader.read_to_end(&mut text).map(|_| ()),
+        };
+        return match read.map_err(io) {
+            Ok(()) => json::normalize_json(&mut text, input, opts, sink),
+            Err(e @ Error::Decode { .. }) => {
+                if !text.is_empty() {
+                    // The runs of the lines that decoded (JSON Lines); the cut is the error said.
+                    let _ = json::normalize_json(&mut text, input, opts, sink);
+                }
+                Err(e)
+            }
+            Err(e) => Err(e),
+        };
     }
     if opts.reports_only {
         return Err(Error::NoResult {
@@ -157,9 +205,12 @@ pub(crate) fn read_file(
     sink: &mut dyn Out,
 ) -> Result<usize, Error> {
     use std::io::Seek;
-    // The same look at the start as `normalize` takes through its reader; a text log is not mapped.
+    // The same look at the start as `normalize` takes through its reader; a text log is not mapped,
+    // nor a compressed or UTF-16 file (streamed through its decoder by `read`).
     let mut head = Vec::new();
-    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok() && read_as_json(&head, opts);
+    let json = (&file).take(64 * 1024).read_to_end(&mut head).is_ok()
+        && input::decode::sniff(&head).is_none()
+        && read_as_json(&head, opts);
     file.rewind().map_err(|source| Error::Io { input: input.to_string(), source })?;
     if json {
         // SAFETY: the map is private (copy on write): what the parser writes stays in this
@@ -276,6 +327,7 @@ pub(crate) fn scan<'d, R: BufRead>(
     // Records found, by their first line, waiting for the blocks before them.
     let mut pending: Vec<(usize, Vec<Run>)> = Vec::new();
     let mut index = 0;
+    let mut failed = None;
     let give_runs = |runs: Vec<Run>, index: &mut usize, on_item: &mut dyn FnMut(Item<'d>) -> Result<(), Error>| {
         let runs: Vec<Run> = runs
             .into_iter()
@@ -299,6 +351,14 @@ pub(crate) fn scan<'d, R: BufRead>(
                     scanner.push(raw.to_line());
                 }
                 true
+            }
+            // A compressed input cut off (or corrupt) ends where it stops decoding: the block being
+            // read is cut off there, as at the end of any input, and the error said after it.
+            Some(Err(source)) if input::decode::is_corrupt(&source) => {
+                failed = Some(input::decode::error(input, source));
+                lines.get_mut().finish();
+                scanner.finish();
+                false
             }
             Some(Err(source)) => return Err(Error::Io { input: input.to_string(), source }),
             None => {
@@ -328,7 +388,7 @@ pub(crate) fn scan<'d, R: BufRead>(
             }
         }
         if !more {
-            return Ok(());
+            return failed.map_or(Ok(()), Err);
         }
     }
 }

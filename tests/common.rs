@@ -81,7 +81,7 @@ pub fn is_sample(name: &str) -> bool {
 
 /// Every input in `samples/*/` (what `tests/snapshots.rs` snapshots), sorted.
 pub fn samples() -> Vec<PathBuf> {
-    let exts = ["txt", "json", "jsonl", "csv", "md", "yaml"];
+    let exts = ["txt", "json", "jsonl", "csv", "md", "yaml", "gz", "zst", "xz"];
     let mut v: Vec<PathBuf> = std::fs::read_dir(samples_dir())
         .unwrap()
         .filter_map(|d| d.ok().map(|d| d.path()))

@@ -13,7 +13,7 @@ fn sample() {
     settings.set_snapshot_path("../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| {
-        insta::glob!("../samples", "*/*.{txt,json,jsonl,csv,md,yaml}", |path| {
+        insta::glob!("../samples", "*/*.{txt,json,jsonl,csv,md,yaml,gz,zst,xz}", |path| {
             let name = common::sample_name(path);
             if !common::is_sample(&name) {
                 return;

@@ -65,8 +65,11 @@ pub fn read_side(arg: &Path, opts: &Options) -> (Side, Vec<Error>) {
         let result = crate::normalize_file(file, &name, opts, &mut sink);
         match result {
             // A file of a directory with no result in it (a README, a truth file, a JSON document
-            // of no known shape) is listed, not an error: a results directory holds other files.
-            Err(e @ (Error::NoResult { .. } | Error::Parse { .. })) if in_dir && runs.is_empty() => {
+            // of no known shape, an archive that does not decompress) is listed, not an error: a
+            // results directory holds other files.
+            Err(e @ (Error::NoResult { .. } | Error::Parse { .. } | Error::Decode { .. }))
+                if in_dir && runs.is_empty() =>
+            {
                 side.skipped.push(Skipped { input: name, block: None, reason: e.to_string() })
             }
             Err(e) => errors.push(e),

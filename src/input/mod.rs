@@ -8,6 +8,7 @@
 
 use std::io::{self, BufRead};
 
+pub mod decode;
 pub mod json;
 
 /// Longest line kept, in bytes; the rest of a longer line is skipped (it cannot be a result row).

@@ -87,6 +87,11 @@ pub(crate) fn normalize_text_pipelined<'d, R: BufRead>(
         if let Some(e) = out.failed.take() {
             return Err(e);
         }
+        // An input that stopped decoding still hands out the runs of the blocks before the cut.
+        if let Err(e @ Error::Decode { .. }) = scanned {
+            out.all()?;
+            return Err(e);
+        }
         scanned?;
         out.all()?;
         Ok(out.found)
