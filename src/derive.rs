@@ -175,9 +175,10 @@ pub fn derive(run: &Run) -> Derived {
         d.undefined.insert(name.to_string(), why);
     };
 
-    d.tpot_ms = match per_request {
-        Some(t) => t,
-        None => tpot_from_run(run, &i),
+    d.tpot_ms = match (one_chunk_per_request(&i), per_request) {
+        (Some(why), _) => DerivedTpot { reason: Some(why), ..Default::default() },
+        (None, Some(t)) => t,
+        (None, None) => tpot_from_run(run, &i),
     };
     let tpot = d.tpot_ms.mean;
 
@@ -346,6 +347,21 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
 fn missing(items: &[(&str, Option<f64>)]) -> String {
     let names: Vec<&str> = items.iter().filter(|(_, v)| v.is_none()).map(|(n, _)| *n).collect();
     if names.is_empty() { "inputs out of range".into() } else { format!("missing: {}", names.join(", ")) }
+}
+
+/// Why no TPOT can be measured when every request's output came in one streamed chunk: ITL is
+/// timed per chunk and its mean is exactly 0 (the clients print 0 for an empty list of gaps, so no
+/// request had a second chunk) while requests have more than one token. The whole output was
+/// decoded before its one chunk arrived: E2E - TTFT is the time to receive that chunk, and any
+/// TPOT from it (the tool's row included) is not a decode time.
+fn one_chunk_per_request(i: &Inputs) -> Option<String> {
+    let n = i.n_avg().filter(|n| *n > 1.0)?;
+    (i.itl_per == Some(ItlPer::Chunk) && i.itl_mean == Some(0.0)).then(|| {
+        format!(
+            "the output came in one streamed chunk per request (mean ITL per chunk 0, {} tokens per request): it was decoded before that chunk arrived, so this run cannot measure a TPOT",
+            show(n)
+        )
+    })
 }
 
 fn tpot_from_run(run: &Run, i: &Inputs) -> DerivedTpot {

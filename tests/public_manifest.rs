@@ -331,3 +331,16 @@ fn genai_perf_multi_modal_metrics_table() {
         assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
     }
 }
+
+/// A published SGLang run whose output came in one streamed chunk per request (mean ITL 0.00,
+/// TTFT within 1% of E2E): E2E - TTFT is not a decode time, so no TPOT and no per-user rate are
+/// given, with the reason; its measured latencies stay.
+#[test]
+fn a_run_without_a_second_chunk_has_no_tpot() {
+    let runs = common::normalize_file(&common::samples_dir().join("public/109-sglang.txt")).unwrap();
+    let run = &runs[0];
+    assert_eq!(run.derived.tpot_ms.mean, None);
+    assert!(run.derived.tpot_ms.reason.as_deref().unwrap().contains("one streamed chunk"));
+    assert_eq!(run.derived.per_user_decode_tok_per_s, None);
+    assert_eq!(run.reported.stat("ttft_ms").and_then(|s| s.mean()), Some(2074.09));
+}

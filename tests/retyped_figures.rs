@@ -150,3 +150,26 @@ fn a_mean_sequence_length_outside_its_own_min_max_is_rejected() {
     }
     assert!(tested >= 4, "{tested}");
 }
+
+/// Every captured vLLM and SGLang log with its ITL rows printed as 0.00 (no request had a second
+/// chunk): no TPOT is derived from it, whatever its other rows say.
+#[test]
+fn no_second_chunk_means_no_tpot() {
+    let mut tested = 0;
+    for text in logs() {
+        let Some(mut edited) = edit(&text, "Mean ITL (ms)", &|_| "0.00".into()) else { continue };
+        for label in ["Median ITL (ms)", "P99 ITL (ms)", "P95 ITL (ms)", "P90 ITL (ms)"] {
+            if let Some(t) = edit(&edited, label, &|_| "0.00".into()) {
+                edited = t;
+            }
+        }
+        let got = runs(&edited);
+        if got[0].source.semantics.itl != Some(bench_normalize::report::ItlPer::Chunk) {
+            continue;
+        }
+        tested += 1;
+        assert_eq!(got[0].derived.tpot_ms.mean, None, "{edited}");
+        assert_eq!(got[0].derived.per_user_decode_tok_per_s, None);
+    }
+    assert!(tested >= 5, "{tested}");
+}
