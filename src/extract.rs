@@ -41,8 +41,13 @@ pub fn extract(block: &Block) -> Extracted {
     out.rows.reserve(block.context.len() + block.body.len());
     out.assignments.reserve(block.context.len() + block.body.len());
 
+    // A variant whose client prints no argument dump takes none from before its block.
+    let reads_args = block.variant.is_none_or(|v| v.reads_args);
     for c in &block.context {
         let (label, value) = (c.label.as_str(), c.value.as_str());
+        if !reads_args && label.starts_with("args.") {
+            continue;
+        }
         let Some((spec, captured)) = def.context_spec(label) else { continue };
         // An argument read only when another argument of the dump says it applies.
         let applies = spec

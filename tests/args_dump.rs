@@ -73,3 +73,17 @@ fn a_servers_dump_and_arguments_of_another_dataset_are_not_read() {
         }
     }
 }
+
+/// A Python client's argument dump right before a vllm-rs block (two clients' runs in one log):
+/// the Rust client prints no dump, so none of the dump's arguments become the run's workload.
+#[test]
+fn a_dump_before_a_rust_clients_block_is_another_programs() {
+    let sglang = std::fs::read_to_string(common::samples_dir().join("captured/sglang-oai-s2.stdout.txt")).unwrap();
+    let dump = sglang.lines().find(|l| l.contains("Namespace(")).expect("the capture prints its arguments");
+    let rust = std::fs::read_to_string(common::samples_dir().join("versions/vllmrs0.33.0-s2.stdout.txt")).unwrap();
+    let clean = bench_normalize::normalize_str(&rust, "log").unwrap().remove(0);
+    let run = bench_normalize::normalize_str(&format!("{dump}\n{rust}"), "log").unwrap().remove(0);
+    assert_eq!(run.source.variant.as_deref(), Some("rust-0.33"));
+    assert_eq!(run.workload, clean.workload);
+    assert!(run.rows.iter().all(|r| !r.label.starts_with("args.")));
+}

@@ -406,6 +406,7 @@ fn variants(cx: &Source, raw: Vec<RawVariant>, context: &[RowSpec]) -> Result<Ve
             banner_width: v.banner_width,
             context_has: v.context_has.iter().map(|l| normalize_label(l.get_ref())).collect(),
             context_lacks: v.context_lacks.iter().map(|l| normalize_label(l.get_ref())).collect(),
+            reads_args: v.reads_args.unwrap_or(true),
             output_tokens: v.output_tokens,
             e2e_end: v.e2e_end,
             itl: v.itl.map(Into::into),

@@ -347,6 +347,9 @@ pub struct Variant {
     pub banner_width: Option<usize>,
     pub context_has: Vec<String>,
     pub context_lacks: Vec<String>,
+    /// Whether this variant's client prints an argument dump before its block; `false` (a Rust
+    /// client): a dump there is another program's, and its arguments are not this run's.
+    pub reads_args: bool,
     pub output_tokens: Option<TokenCount>,
     pub e2e_end: Option<E2eEnd>,
     pub itl: Option<ItlPer>,

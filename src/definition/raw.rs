@@ -227,6 +227,9 @@ pub struct RawVariant {
     pub context_has: Vec<Spanned<String>>,
     #[serde(default)]
     pub context_lacks: Vec<Spanned<String>>,
+    /// `false`: this variant's client prints no argument dump (a Rust client), so a dump before
+    /// its block is another program's and is not read.
+    pub reads_args: Option<bool>,
     pub output_tokens: Option<TokenCount>,
     pub e2e_end: Option<E2eEnd>,
     pub itl: Option<ItlWord>,
