@@ -770,9 +770,8 @@ fn nothing_usable_is_not_accepted() {
         let c = check_of(&runs[0], "key-figures");
         assert!(c.message.starts_with(says), "{what}: {}", c.message);
         // The executable exits 3 and says which figures are missing.
-        let dir = std::env::temp_dir().join(format!("bn-unusable-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("run.log");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("run.log");
         std::fs::write(&file, text).unwrap();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_bench-normalize")).arg(&file).output().unwrap();
         assert_eq!(out.status.code(), Some(3), "{what}");
