@@ -60,7 +60,10 @@ pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
 /// requests of at most 512 feeds a TPOT ten times too fast).
 struct RowGroup {
     label: String,
-    fed: String,
+    /// The first figure a row of the group fed.
+    fed: Option<String>,
+    /// Whether a row of the group fed no figure.
+    unfed: bool,
     stats: Vec<(StatKey, f64)>,
 }
 
@@ -84,19 +87,24 @@ impl RowGroup {
                 f(w[0].1),
                 w[1].0,
                 f(w[1].1),
-                self.fed
+                self.fed.as_deref().unwrap_or_default()
             ));
         }
         let mean = get(StatKey::Mean)?;
-        (lo.is_some_and(|lo| mean < lo) || hi.is_some_and(|hi| mean > hi))
-            .then(|| format!("rows {}: mean {} is outside min..max (they feed {})", self.label, f(mean), self.fed))
+        (lo.is_some_and(|lo| mean < lo) || hi.is_some_and(|hi| mean > hi)).then(|| {
+            format!(
+                "rows {}: mean {} is outside min..max (they feed {})",
+                self.label,
+                f(mean),
+                self.fed.as_deref().unwrap_or_default()
+            )
+        })
     }
 }
 
 /// The printed statistic groups with a row that fed a figure and a row that fed none.
 fn fed_row_groups(run: &Run) -> Vec<RowGroup> {
     let mut groups: Vec<RowGroup> = Vec::new();
-    let mut partly: Vec<(bool, bool)> = Vec::new();
     for row in &run.rows {
         let Some(value) = row.value.as_deref() else { continue };
         let label = row.label.trim_end();
@@ -114,23 +122,20 @@ fn fed_row_groups(run: &Run) -> Vec<RowGroup> {
         let i = match groups.iter().position(|g| g.label == name) {
             Some(i) => i,
             None => {
-                groups.push(RowGroup { label: name, fed: String::new(), stats: Vec::new() });
-                partly.push((false, false));
+                groups.push(RowGroup { label: name, fed: None, unfed: false, stats: Vec::new() });
                 groups.len() - 1
             }
         };
         match &row.field {
             Some(field) => {
-                partly[i].0 = true;
-                if groups[i].fed.is_empty() {
-                    groups[i].fed = field.clone();
-                }
+                groups[i].fed.get_or_insert_with(|| field.clone());
             }
-            None => partly[i].1 = true,
+            None => groups[i].unfed = true,
         }
         groups[i].stats.push((key, value));
     }
-    groups.into_iter().zip(partly).filter(|(_, (fed, unfed))| *fed && *unfed).map(|(g, _)| g).collect()
+    groups.retain(|g| g.fed.is_some() && g.unfed);
+    groups
 }
 
 /// The largest magnitude a statistic block shows, for its rounding slack.
