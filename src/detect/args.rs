@@ -4,11 +4,14 @@
 /// The arguments of an argument dump in a line, `Namespace(name=value, ...)` (Python's repr of
 /// argparse's result), in order: strings unquoted (`'random'` is `random`), other values as
 /// printed (`None`, `inf`, `True`, `{'image': 255}`). `None` when the line holds no complete dump.
-pub fn args_dump(line: &str) -> Option<Vec<(&str, String)>> {
+///
+/// The values are borrowed from the line (a string's quotes are cut off, its escapes kept as
+/// printed): a dump has a hundred arguments and a definition reads a few of them.
+pub fn args_dump(line: &str) -> Option<Vec<(&str, &str)>> {
     let at = line.find(crate::definition::ARGS_DUMP)?;
     let body = &line[at + crate::definition::ARGS_DUMP.len()..];
     let bytes = body.as_bytes();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(128);
     let mut i = 0;
     loop {
         while bytes.get(i) == Some(&b' ') {
@@ -17,13 +20,83 @@ pub fn args_dump(line: &str) -> Option<Vec<(&str, String)>> {
         if bytes.get(i) == Some(&b')') {
             return Some(out);
         }
-        let name_end = i + bytes[i..].iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))?;
+        let name_end = i + bytes[i..].iter().position(|b| !NAME[*b as usize])?;
         if name_end == i || bytes.get(name_end) != Some(&b'=') {
             return None;
         }
         let name = &body[i..name_end];
         let start = name_end + 1;
-        // The value ends at a comma or the closing parenthesis outside quotes and brackets.
+        let j = value_end(bytes, start)?;
+        let raw = body[start..j].trim();
+        let value = match raw.as_bytes() {
+            [q @ (b'\'' | b'"'), .., last] if q == last && raw.len() >= 2 => &raw[1..raw.len() - 1],
+            _ => raw,
+        };
+        out.push((name, value));
+        i = if bytes[j] == b',' { j + 1 } else { j };
+    }
+}
+
+/// The bytes of an argument's name (a Python identifier as argparse makes it).
+const NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// Where the value that starts at `start` ends: at the first comma or closing parenthesis outside
+/// quotes and brackets. `None` when the line ends first (a dump cut off).
+fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+    // Bytes that change the state, found a run of plain bytes at a time.
+    const SPECIAL: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut k = 0;
+        let s = b"'\"()[]{}<>,";
+        while k < s.len() {
+            t[s[k] as usize] = true;
+            k += 1;
+        }
+        t
+    };
+    let mut depth = 0usize;
+    let mut j = start;
+    loop {
+        j += bytes[j..].iter().position(|b| SPECIAL[*b as usize])?;
+        match bytes[j] {
+            q @ (b'\'' | b'"') => {
+                // The string's end: its quote, not one escaped with a backslash.
+                let mut k = j + 1;
+                loop {
+                    k += memchr::memchr2(q, b'\\', bytes.get(k..)?)?;
+                    if bytes[k] == b'\\' {
+                        k += 2;
+                        continue;
+                    }
+                    break;
+                }
+                j = k;
+            }
+            b'(' | b'[' | b'{' | b'<' => depth += 1,
+            b')' | b']' | b'}' | b'>' if depth > 0 => depth -= 1,
+            b',' | b')' if depth == 0 => return Some(j),
+            _ => {}
+        }
+        j += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{args_dump, value_end};
+    use proptest::prelude::*;
+
+    /// The value's end found a byte at a time, as the state machine is written down: the
+    /// reference the run-skipping reader must agree with.
+    fn value_end_bytewise(bytes: &[u8], start: usize) -> Option<usize> {
         let (mut depth, mut quote, mut j) = (0usize, None::<u8>, start);
         loop {
             let b = *bytes.get(j)?;
@@ -35,25 +108,25 @@ pub fn args_dump(line: &str) -> Option<Vec<(&str, String)>> {
                     b'\'' | b'"' => quote = Some(b),
                     b'(' | b'[' | b'{' | b'<' => depth += 1,
                     b')' | b']' | b'}' | b'>' if depth > 0 => depth -= 1,
-                    b',' | b')' if depth == 0 => break,
+                    b',' | b')' if depth == 0 => return Some(j),
                     _ => {}
                 },
             }
             j += 1;
         }
-        let raw = body[start..j].trim();
-        let value = match raw.as_bytes() {
-            [q @ (b'\'' | b'"'), .., last] if q == last && raw.len() >= 2 => raw[1..raw.len() - 1].to_string(),
-            _ => raw.to_string(),
-        };
-        out.push((name, value));
-        i = if bytes[j] == b',' { j + 1 } else { j };
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::args_dump;
+    proptest! {
+        /// Any text (dense in quotes, escapes and brackets): the same end as the bytewise reader.
+        #[test]
+        fn value_end_agrees_with_the_bytewise_reader(
+            text in proptest::collection::vec(prop::sample::select(b"ab '\"\\()[]{}<>,".to_vec()), 0..40),
+            start in 0usize..40,
+        ) {
+            let start = start.min(text.len());
+            prop_assert_eq!(value_end(&text, start), value_end_bytewise(&text, start));
+        }
+    }
 
     #[test]
     fn argument_dumps_are_read_as_python_prints_them() {
@@ -61,7 +134,7 @@ mod tests {
                     mm={'image': 255, 'video': 1}, cfg={(256, 256, 1): 0.5}, text='a, b)', esc='it\\'s', \
                     rate=inf, n=None, flag=True, log=LoggingConfig(level='INFO', fmt='text'))";
         let args = args_dump(line).unwrap();
-        let get = |k: &str| args.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| args.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
         assert_eq!(get("backend"), Some("sglang-oai"));
         assert_eq!(get("fn"), Some("<function f at 0x7f>"));
         assert_eq!(get("mm"), Some("{'image': 255, 'video': 1}"));

@@ -36,6 +36,62 @@ pub struct Literals {
     /// Each text definition's `[args] requires` that has `[[context]]` arguments: a dump is
     /// read when it names every argument of one of these lists.
     pub args_requires: Vec<Vec<String>>,
+    /// The context labels that are in a line (not arguments, which a dump holds), for a line
+    /// whose label is behind a prefix ([`ContextLabels::first_starts`]).
+    pub context_in_line: ContextLabels,
+    /// The arguments of a dump that are context labels: each argument's name and its label
+    /// (`args.NAME:`), once each.
+    pub context_args: Vec<(String, String)>,
+}
+
+/// The argument names among the context labels (`args.NAME:`), each once, with its label.
+fn context_args(labels: &[String]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for l in labels {
+        let Some(name) = l.strip_prefix("args.").and_then(|n| n.strip_suffix(':')) else { continue };
+        if crate::definition::arg_label(name) == *l && !out.iter().any(|(_, k)| k == l) {
+            out.push((name.to_string(), l.clone()));
+        }
+    }
+    out
+}
+
+/// The context labels a line may hold, without their colon, each once in the order of
+/// [`Literals::context_labels`], in one automaton.
+#[derive(Debug)]
+pub struct ContextLabels {
+    automaton: Option<aho_corasick::AhoCorasick>,
+    count: usize,
+}
+
+impl ContextLabels {
+    fn of(labels: &[String]) -> ContextLabels {
+        let mut distinct: Vec<&str> = Vec::new();
+        for l in labels.iter().filter(|l| !l.starts_with("args.")).map(|l| l.trim_end_matches(':')) {
+            if !l.is_empty() && !distinct.contains(&l) {
+                distinct.push(l);
+            }
+        }
+        let automaton = (!distinct.is_empty()).then(|| {
+            aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .build(&distinct)
+                .expect("a few short literals")
+        });
+        ContextLabels { automaton, count: distinct.len() }
+    }
+
+    /// Where in `text` each label first starts, for the labels it holds, in the labels' order
+    /// (what `text.find(label)` gives, label by label, in one pass).
+    pub fn first_starts(&self, text: &str) -> Vec<usize> {
+        let Some(ac) = &self.automaton else { return Vec::new() };
+        let mut first = vec![usize::MAX; self.count];
+        for m in ac.find_overlapping_iter(text) {
+            let slot = &mut first[m.pattern().as_usize()];
+            *slot = (*slot).min(m.start());
+        }
+        first.into_iter().filter(|&at| at != usize::MAX).collect()
+    }
 }
 
 impl Literals {
@@ -65,7 +121,15 @@ impl Literals {
             others.push(Needles::exact(ARGS_DUMP));
         }
         others.extend(banner.iter().cloned());
-        Literals { any: Finder::of(&others), banners: Finder::of(&banner), banner, context_labels, args_requires }
+        Literals {
+            any: Finder::of(&others),
+            banners: Finder::of(&banner),
+            banner,
+            context_in_line: ContextLabels::of(&context_labels),
+            context_args: context_args(&context_labels),
+            context_labels,
+            args_requires,
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use super::prefix::{Prefix, cut_points};
 use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, args_dump, section_name, table};
 use crate::definition::{Definition, Definitions, Evidence};
 use crate::input::Line;
-use crate::lex::{normalize_label, split_row};
+use crate::lex::{label_key, normalize_label, split_row};
 
 mod repair;
 
@@ -115,6 +115,11 @@ impl<'d> Scanner<'d> {
     /// A line after the repairs of damaged text ([`repair`]).
     fn push_line(&mut self, line: Line) {
         let hit = self.banner_hits(&line.text);
+        self.push_line_hit(line, hit);
+    }
+
+    /// [`Scanner::push_line`] with the line's banner hits already found.
+    fn push_line_hit(&mut self, line: Line, hit: Option<Hit<'d>>) {
         let text = &line.text;
         // (A table title or CSV header is never a flattened block.)
         let banner_with_rest = hit.as_ref().is_some_and(|(c, at)| {
@@ -474,17 +479,21 @@ impl<'d> Scanner<'d> {
         let text = line.text.as_str();
         let context_row = |from: usize| {
             let row = split_row(&text[from..])?;
-            let label = normalize_label(row.label);
-            self.literals.context_labels.contains(&label).then(|| (label, row.value.to_string()))
+            let label = label_key(row.label);
+            self.literals
+                .context_labels
+                .iter()
+                .any(|l| *l == label)
+                .then(|| (label.into_owned(), row.value.to_string()))
         };
         // The row, or (a line behind a prefix: `# `, a timestamp, a container's name) the row where
-        // a context label starts after a place a prefix may end.
-        let found = context_row(0).or_else(|| {
-            self.literals.context_labels.iter().find_map(|l| {
-                let at = text.find(l.trim_end_matches(':')).filter(|&at| at > 0)?;
-                cut_points(text, at).last().filter(|&cut| cut == at).and_then(context_row)
-            })
-        });
+        // a context label starts after a place a prefix may end (each label at its first place).
+        let found =
+            context_row(0).or_else(|| {
+                self.literals.context_in_line.first_starts(text).into_iter().find_map(|at| {
+                    (at > 0 && cut_points(text, at).last() == Some(at)).then_some(at).and_then(context_row)
+                })
+            });
         if let Some((label, value)) = found {
             self.context.insert(label.clone(), ContextLine { line: line.number, label, value });
         }
@@ -499,9 +508,10 @@ impl<'d> Scanner<'d> {
             return;
         }
         for (name, value) in args {
-            let label = crate::definition::arg_label(name);
-            if self.literals.context_labels.contains(&label) {
-                self.context.insert(label.clone(), ContextLine { line: line.number, label, value });
+            // (Compared by name: a dump has a hundred arguments and the definitions read a few.)
+            if let Some((_, label)) = self.literals.context_args.iter().find(|(n, _)| n == name) {
+                let label = label.clone();
+                self.context.insert(label.clone(), ContextLine { line: line.number, label, value: value.to_string() });
             }
         }
     }

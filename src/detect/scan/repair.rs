@@ -17,6 +17,7 @@
 //! The repairs run only on the lines the scanner reads anyway (a banner's line, a block's lines):
 //! noise skipped by the prefilter is never looked at.
 
+use super::super::mode::Hit;
 use super::super::prefix::Prefix;
 use super::{BodyRow, Mode, Scanner};
 use crate::definition::Definition;
@@ -104,7 +105,7 @@ impl<'d> Scanner<'d> {
             self.rejoin(Line { text: cells_row(&cells), ..line });
         }
         if let Some((p, seen)) = self.repair.pending.take() {
-            self.push_seen(p, seen);
+            self.push_held(p, seen);
         }
     }
 
@@ -269,7 +270,7 @@ impl<'d> Scanner<'d> {
     fn rejoin(&mut self, line: Line) {
         if !matches!(self.open, Some(Mode::Rows(..))) {
             if let Some((p, seen)) = self.repair.pending.take() {
-                self.push_seen(p, seen);
+                self.push_held(p, seen);
             }
             let opened = self.open.is_none();
             self.push_line(line);
@@ -309,7 +310,7 @@ impl<'d> Scanner<'d> {
                 self.attach_notes();
             }
             None => {
-                self.push_seen(p, p_seen);
+                self.push_held(p, p_seen);
                 // (A held line is no banner: the block still open after it is the one `seen` was
                 // found for.)
                 if matches!(self.open, Some(Mode::Rows(..))) {
@@ -360,9 +361,14 @@ impl<'d> Scanner<'d> {
         if line.text.len() <= MAX_WRAPPED
             && Self::may_go_on(&line.text, seen.kind)
             && !line.text.trim_ascii().is_empty()
-            && self.banner_hits(&line.text).is_none()
         {
-            self.repair.pending = Some((line, seen));
+            let hit = self.banner_hits(&line.text);
+            if hit.is_none() {
+                // (A held line is no banner: it is read later without looking again.)
+                self.repair.pending = Some((line, seen));
+            } else {
+                self.push_seen_hit(line, seen, hit);
+            }
         } else {
             self.push_seen(line, seen);
         }
@@ -371,11 +377,21 @@ impl<'d> Scanner<'d> {
     /// Reads a line whose row [`Scanner::kind`] found already: the block reads it without finding
     /// it again ([`KnownLabels::prime`](super::super::known::KnownLabels::prime)).
     fn push_seen(&mut self, line: Line, seen: Seen) {
+        let hit = self.banner_hits(&line.text);
+        self.push_seen_hit(line, seen, hit);
+    }
+
+    /// A held line (no banner, see [`Scanner::hold_or_push`]) is read.
+    fn push_held(&mut self, line: Line, seen: Seen) {
+        self.push_seen_hit(line, seen, None);
+    }
+
+    fn push_seen_hit(&mut self, line: Line, seen: Seen, hit: Option<Hit<'d>>) {
         if let Some((at, row)) = seen.row {
             // (`line` is moved, not copied, into `push_line`: its text stays where it is.)
             self.known.prime(&line.text[at], row);
         }
-        self.push_line(line);
+        self.push_line_hit(line, hit);
         self.known.unprime();
         self.attach_notes();
     }
