@@ -195,7 +195,7 @@ fn clear(run: &mut Run, t: &Target) {
     match t.stat {
         Some(_) => {} // stats from a preamble do not occur
         None => {
-            if !rel.contains('.') {
+            if crate::report::split_dot(rel).is_none() {
                 g.remove(rel);
             }
         }

@@ -58,7 +58,7 @@ impl Figures {
 
     /// The figure at a dotted path below this group (`ttft_ms`, `speculative.drafts`).
     pub fn get(&self, path: &str) -> Option<&Figure> {
-        let (head, rest) = match path.split_once('.') {
+        let (head, rest) = match super::split_dot(path) {
             Some((h, r)) => (h, Some(r)),
             None => (path, None),
         };
@@ -92,7 +92,7 @@ impl Figures {
     /// canonical path (`reported.speculative.drafts`), used for ordering.
     pub fn slot(&mut self, path: &str, full: &str, make: impl FnOnce() -> Figure) -> &mut Figure {
         let group_prefix = &full[..full.len() - path.len()];
-        let (head, rest) = match path.split_once('.') {
+        let (head, rest) = match super::split_dot(path) {
             Some((h, r)) => (h, Some(r)),
             None => (path, None),
         };
