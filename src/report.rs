@@ -321,7 +321,7 @@ pub struct Semantics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rates: Option<Rates>,
     /// How the tool computes its percentiles. Absent: not known, so no bound is drawn from them
-    /// (rules `distribution-possible`, `decode-capacity`).
+    /// (rules `distribution-possible`, `decode-within-e2e`, `tpot-bounds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<PercentileMethod>,
 }
