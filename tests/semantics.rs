@@ -297,3 +297,61 @@ fn a_report_naming_no_known_definition_without_the_keys_only_skips() {
     let (status, msg) = rule(&by_hand, "throughput-totals");
     assert_eq!(status, Status::Pass, "unknown rates: the input rate is not held to its total: {msg}");
 }
+
+/// The toy definition three ways: saying nothing, saying the most (`all`, `numpy-linear`), and
+/// saying its rates are its own window. Loaded once.
+fn three() -> &'static [Definitions; 3] {
+    static DEFS: std::sync::OnceLock<[Definitions; 3]> = std::sync::OnceLock::new();
+    DEFS.get_or_init(|| {
+        [
+            load("prop-none", &definition("", "")).unwrap(),
+            load("prop-most", &definition("rates = \"all\"\npercentiles = \"numpy-linear\"", "")).unwrap(),
+            load("prop-own", &definition(r#"rates = "own-window""#, "")).unwrap(),
+        ]
+    })
+}
+
+fn failed(run: &Run) -> std::collections::BTreeSet<String> {
+    run.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.id.clone()).collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Saying less never rejects more: whatever the figures (consistent or not), the rules that
+    /// fail with the keys absent also fail with `all` and `numpy-linear`, and those that fail with
+    /// `own-window` also fail with the keys absent. So a report whose semantics are unknown is
+    /// only ever checked less.
+    #[test]
+    fn saying_less_never_rejects_more(
+        r in 2u32..200,
+        d in 1.0f64..500.0,
+        per_in in 1u32..4000,
+        per_out in 2u32..2000,
+        skew in proptest::prop_oneof![proptest::strategy::Just(1.0f64), 0.05f64..20.0],
+        out_skew in proptest::prop_oneof![proptest::strategy::Just(1.0f64), 0.05f64..20.0],
+        ttft in 1.0f64..5000.0,
+        e2e_extra in 0.0f64..60000.0,
+        p99_factor in 0.01f64..3.0,
+        max_factor in 0.5f64..40.0,
+        tpot in 0.1f64..500.0,
+        tpot_max_factor in 1.0f64..100.0,
+    ) {
+        let (n_in, n_out) = (f64::from(r * per_in), f64::from(r * per_out));
+        let e2e = ttft + e2e_extra;
+        let rows = format!(
+            "requests ok:          {r}\nrequests failed:      0\nduration (s):         {d:.2}\ninput tokens:         {n_in}\noutput tokens:        {n_out}\nrequest rate (req/s): {:.2}\ninput rate (tok/s):   {:.2}\noutput rate (tok/s):  {:.2}\nttft mean (ms):       {ttft:.2}\nttft p99 (ms):        {:.2}\ntpot mean (ms):       {tpot:.2}\ntpot max (ms):        {:.2}\nlatency mean (ms):    {e2e:.2}\nlatency p99 (ms):     {:.2}\nlatency max (ms):     {:.2}\n",
+            f64::from(r) / d,
+            n_in / d * skew,
+            n_out / d * out_skew,
+            ttft * p99_factor,
+            tpot * tpot_max_factor,
+            e2e * p99_factor,
+            e2e * max_factor,
+        );
+        let [none, most, own] = three();
+        let (none, most, own) = (failed(&read(none, &rows)), failed(&read(most, &rows)), failed(&read(own, &rows)));
+        proptest::prop_assert!(none.is_subset(&most), "absent {none:?} vs all + numpy-linear {most:?}\n{rows}");
+        proptest::prop_assert!(own.is_subset(&none), "own-window {own:?} vs absent {none:?}\n{rows}");
+    }
+}
