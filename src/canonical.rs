@@ -3,7 +3,9 @@
 
 use crate::definition::{Definition, Target, Variant};
 use crate::extract::{Assignment, Extracted};
-use crate::report::{Figure, Figures, Format, ItlPer, Note, Run, Semantics, Source, Stat, Truncation};
+use crate::report::{
+    Figure, Figures, Format, ItlPer, Note, PercentileMethod, Rates, Run, Semantics, Source, Stat, Truncation,
+};
 use crate::value::Read;
 use crate::vocabulary::{Kind, reported, workload};
 
@@ -254,7 +256,10 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
         itl_why: base.itl_why.clone(),
         output_tokens: base.output_tokens,
         e2e_end: base.e2e_end,
+        rates: None,
+        percentiles: None,
     };
+    (s.rates, s.percentiles) = rates_and_percentiles(def, variant);
     if let Some(v) = variant {
         if v.output_tokens.is_some() {
             s.output_tokens = v.output_tokens;
@@ -282,6 +287,32 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
         s.itl_why = Some("the tool splits chunk gaps per token".into());
     }
     s
+}
+
+/// What a definition, and the variant over it, say of the tool's rates and percentiles.
+fn rates_and_percentiles(def: &Definition, variant: Option<&Variant>) -> (Option<Rates>, Option<PercentileMethod>) {
+    (
+        variant.and_then(|v| v.rates).or(def.semantics.rates),
+        variant.and_then(|v| v.percentiles).or(def.semantics.percentiles),
+    )
+}
+
+/// A report written before `rates` and `percentiles` were part of `source.semantics` (or by hand)
+/// does not say them: the built-in definition it names (`source.parser`, `source.variant`) does,
+/// as the rules read them from that id before. So such a report is checked as it was when it was
+/// written; one that names no built-in definition keeps them unsaid (no input-rate check, no
+/// percentile bound: the rules only skip).
+fn fill_semantics(run: &mut Run) {
+    let s = &run.source.semantics;
+    if s.rates.is_some() && s.percentiles.is_some() {
+        return;
+    }
+    let Some(def) = crate::definition::Definitions::builtin().get(&run.source.parser) else { return };
+    let variant = run.source.variant.as_deref().and_then(|id| def.variants.iter().find(|v| v.id == id));
+    let (rates, percentiles) = rates_and_percentiles(def, variant);
+    let s = &mut run.source.semantics;
+    s.rates = s.rates.or(rates);
+    s.percentiles = s.percentiles.or(percentiles);
 }
 
 /// A canonical run read back (written by hand, or by an earlier `bench-normalize`): every known
@@ -368,5 +399,6 @@ pub fn reopen(run: &mut Run, input: &str, index: usize) {
             });
         }
     }
+    fill_semantics(run);
     run.checks.clear();
 }

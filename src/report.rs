@@ -315,6 +315,59 @@ pub struct Semantics {
     /// When a request's E2E latency stops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_end: Option<E2eEnd>,
+    /// Which printed rates are the printed totals over the printed duration (rule
+    /// `throughput-totals`). Absent: the output-token and request rates only
+    /// ([`Rates::OutputAndRequest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rates: Option<Rates>,
+    /// How the tool computes its percentiles. Absent: not known, so no bound is drawn from them
+    /// (rules `distribution-possible`, `decode-within-e2e`, `tpot-bounds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<PercentileMethod>,
+}
+
+impl Semantics {
+    /// The rates `throughput-totals` may hold to the totals: what the definition said, else the
+    /// output-token and request rates (every client computes those as `total / duration` unless
+    /// its definition says otherwise).
+    pub fn rates(&self) -> Rates {
+        self.rates.unwrap_or(Rates::OutputAndRequest)
+    }
+
+    /// Whether the per-request percentiles are numpy's default over the successful requests.
+    pub fn numpy_percentiles(&self) -> bool {
+        self.percentiles == Some(PercentileMethod::NumpyLinear)
+    }
+}
+
+/// Which of a tool's printed rates are its printed totals over its printed duration. The names
+/// say which rates the rule `throughput-totals` holds to the totals (`all`, `output-and-request`)
+/// or why it holds none (`own-window`), in the words a definition's author checks in the tool's
+/// source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rates {
+    /// Output-token, request, input-token and total-token rates are all `total / duration`:
+    /// `request_throughput = completed / dur_s`, `input_throughput = total_input / dur_s`,
+    /// `total_token_throughput = (total_input + total_output) / dur_s` (vLLM, vllm-rs, SGLang).
+    All,
+    /// Only the output-token and request rates are known to be `total / duration`; the input and
+    /// total rates are not held to the totals (the default).
+    OutputAndRequest,
+    /// No printed rate is the printed totals over the printed duration: the tool computes its
+    /// rates over its own measured window (guidellm), so `throughput-totals` is skipped.
+    OwnWindow,
+}
+
+/// How a tool computes the percentiles it prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PercentileMethod {
+    /// numpy's default `np.percentile` (linear interpolation between the closest ranks, `p =
+    /// s[lo] + f (s[lo+1] - s[lo])` at rank `q (n - 1)`), with the TTFT and E2E latency taken over
+    /// one value per successful request (vLLM, vllm-rs, SGLang), so `n` is the successful request
+    /// count.
+    NumpyLinear,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -61,6 +61,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
             itl_why: raw.semantics.itl_why,
             output_tokens: raw.semantics.output_tokens,
             e2e_end: raw.semantics.e2e_end,
+            rates: raw.semantics.rates,
+            percentiles: raw.semantics.percentiles,
             itl_rules,
         },
         variants,
@@ -410,6 +412,8 @@ fn variants(cx: &Source, raw: Vec<RawVariant>, context: &[RowSpec]) -> Result<Ve
             output_tokens: v.output_tokens,
             e2e_end: v.e2e_end,
             itl: v.itl.map(Into::into),
+            rates: v.rates,
+            percentiles: v.percentiles,
             swap,
             note: v.note,
         });

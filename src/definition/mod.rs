@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use crate::error::Error;
 use crate::lex::normalize_label;
-use crate::report::{E2eEnd, Format, ItlPer, StatKey, TokenCount};
+use crate::report::{E2eEnd, Format, ItlPer, PercentileMethod, Rates, StatKey, TokenCount};
 use crate::vocabulary::{FieldDef, Unit};
 
 mod compile;
@@ -320,6 +320,11 @@ pub struct SemanticsSpec {
     pub itl_why: Option<String>,
     pub output_tokens: Option<TokenCount>,
     pub e2e_end: Option<E2eEnd>,
+    /// Which printed rates are the printed totals over the printed duration (`None`: the output
+    /// and request rates, [`crate::report::Semantics::rates`]).
+    pub rates: Option<Rates>,
+    /// How the tool computes its percentiles (`None`: not known).
+    pub percentiles: Option<PercentileMethod>,
     pub itl_rules: Vec<ItlRule>,
 }
 
@@ -353,6 +358,8 @@ pub struct Variant {
     pub output_tokens: Option<TokenCount>,
     pub e2e_end: Option<E2eEnd>,
     pub itl: Option<ItlPer>,
+    pub rates: Option<Rates>,
+    pub percentiles: Option<PercentileMethod>,
     /// Pairs of figures this variant printed under each other's label.
     pub swap: Vec<(Target, Target)>,
     pub note: Option<String>,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{CellStyle, MAX_NOISE_RUN, RowsAre};
-use crate::report::{E2eEnd, ItlPer, TokenCount};
+use crate::report::{E2eEnd, ItlPer, PercentileMethod, Rates, TokenCount};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -175,6 +175,8 @@ pub struct RawSemantics {
     pub itl_why: Option<String>,
     pub output_tokens: Option<TokenCount>,
     pub e2e_end: Option<E2eEnd>,
+    pub rates: Option<Rates>,
+    pub percentiles: Option<PercentileMethod>,
     #[serde(default)]
     pub itl_rule: Vec<RawItlRule>,
 }
@@ -233,6 +235,8 @@ pub struct RawVariant {
     pub output_tokens: Option<TokenCount>,
     pub e2e_end: Option<E2eEnd>,
     pub itl: Option<ItlWord>,
+    pub rates: Option<Rates>,
+    pub percentiles: Option<PercentileMethod>,
     #[serde(default)]
     pub swap: Vec<[Spanned<String>; 2]>,
     pub note: Option<String>,

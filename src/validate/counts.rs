@@ -2,28 +2,26 @@
 //! count the output total is, and failed requests.
 
 use crate::derive::{Inputs, show as f};
-use crate::report::{Run, Status, TokenCount};
+use crate::report::{Rates, Run, Status, TokenCount};
 use crate::vocabulary::{reported, totals, workload};
 
 use super::{Outcome, Tolerances, skip};
 
-/// Clients whose input and total token rates are their printed totals over the duration:
-/// `vllm bench serve` / `benchmark_serving.py` (`total_input / dur_s`, `(total_input +
-/// sum(output_lens)) / dur_s`) and `sglang.bench_serving` (the same), stdout and result files.
-const INPUT_RATES_FROM_TOTALS: &[&str] =
-    &["vllm-bench-serve", "vllm-result-json", "sglang-bench-serving", "sglang-result-jsonl"];
-
-/// Clients whose printed rates are not their printed totals over their printed duration:
-/// guidellm computes its rates over its own measured window (its published 0.2 sweeps print
-/// `5.1` output tok/s beside 128 tokens in 29.8 s, and `973` beside 28,672 in 29.8 s).
-const RATES_NOT_FROM_TOTALS: &[&str] = &["guidellm"];
-
-/// A printed rate against its totals over the duration: `rate = total / D` is how every client
+/// A printed rate against its totals over the duration: `rate = total / D` is how a client
 /// computes it, so a printed rate outside what the printed digits of the rate and of `D` allow
 /// (plus the relative tolerance) contradicts the block: the rate, the total or the duration is
 /// wrong, and every figure derived from the totals with it.
+///
+/// Which rates are held to the totals is the definition's `[semantics] rates`
+/// (`run.source.semantics.rates`): the output-token and request rates unless it says otherwise;
+/// with `all`, the input and total token rates too (`vllm bench serve` / `benchmark_serving.py` /
+/// vllm-rs: `total_input / dur_s`, `(total_input + total_output) / dur_s`; `sglang.bench_serving`
+/// the same); with `own-window`, none (guidellm computes its rates over its own measured window:
+/// its published 0.2 sweeps print `5.1` output tok/s beside 128 tokens in 29.8 s, and `973`
+/// beside 28,672 in 29.8 s), and the rule is skipped.
 pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
-    if RATES_NOT_FROM_TOTALS.contains(&run.source.tool.as_str()) {
+    let rates = run.source.semantics.rates();
+    if rates == Rates::OwnWindow {
         return skip(format!(
             "{}'s printed rates are not its printed totals over its printed duration",
             run.source.tool
@@ -36,10 +34,8 @@ pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcom
     let ud = slack(totals::DURATION_S.path(), d).min(d / 2.0);
     let mut parts = Vec::new();
     let mut failed = false;
-    // Input and total rates only where the client is known to print them over the same totals
-    // (guidellm's "Total Tok/sec" is not its printed tokens over its duration).
-    let all_rates = INPUT_RATES_FROM_TOTALS.contains(&run.source.parser.as_str());
-    let input = run.number(totals::INPUT_TOKENS).filter(|_| all_rates);
+    // Input and total rates only where the client is known to print them over the same totals.
+    let input = run.number(totals::INPUT_TOKENS).filter(|_| rates == Rates::All);
     let both = input.zip(i.output_tokens).map(|(a, b)| a + b);
     for (key, total, label) in [
         (reported::OUTPUT_TOK_PER_S, i.output_tokens, "output tokens"),

@@ -26,12 +26,6 @@ pub(super) fn equal_lengths(run: &Run, i: &Inputs) -> Option<String> {
     })
 }
 
-/// Parsers of tools that compute percentiles with numpy's default (linear interpolation between
-/// closest ranks) over the successful requests' E2E latencies: `vllm bench serve`
-/// (`np.percentile`) and `sglang.bench_serving` (`np.percentile`), stdout and result files.
-pub(super) const NUMPY_PERCENTILES: &[&str] =
-    &["vllm-bench-serve", "vllm-result-json", "sglang-bench-serving", "sglang-result-jsonl"];
-
 /// The largest of `n` values that numpy's interpolated `q`-percentile `p` allows, when the
 /// percentile falls between the two largest values: `p = s[n-2] + f (s[n-1] - s[n-2])` with
 /// `f = q (n - 1) - (n - 2)`, so `s[n-1] <= p / f` (the values are non-negative). None when
@@ -46,15 +40,16 @@ pub(super) fn max_from_percentile(p: f64, q: f64, n: f64) -> Option<f64> {
 }
 
 /// The longest any request can have spent decoding, ms: its E2E latency is at most the
-/// printed maximum (or the maximum numpy's p99 over `R` requests allows), and never more than
-/// the benchmark's duration.
+/// printed maximum (or the maximum numpy's p99 over `R` requests allows, when the definition says
+/// `percentiles = "numpy-linear"`: `run.source.semantics.percentiles`), and never more than the
+/// benchmark's duration.
 pub(super) fn decode_cap(run: &Run, i: &Inputs) -> Option<(f64, String)> {
     let e2e = run.stat(reported::E2E_MS);
     if let Some(max) = e2e.and_then(|s| s.get(StatKey::Max)) {
         return Some((max + rounding_ms(run), format!("the longest E2E latency, {} ms", f(max))));
     }
     let from_p99 = match (e2e.and_then(|s| s.get(StatKey::P(99.0))), i.successful) {
-        (Some(p99), Some(r)) if NUMPY_PERCENTILES.contains(&run.source.parser.as_str()) => {
+        (Some(p99), Some(r)) if run.source.semantics.numpy_percentiles() => {
             max_from_percentile(p99 + rounding_ms(run), 0.99, r).map(|m| {
                 (
                     m,

@@ -6,7 +6,7 @@ use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
-use super::decode::{NUMPY_PERCENTILES, decode_cap};
+use super::decode::decode_cap;
 use super::{Outcome, rounding_ms, skip};
 
 pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
@@ -158,7 +158,7 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 ///   `sqrt(n / (n - 1)) <= sqrt(2)` times it;
 /// * `|m - p50| <= s` (the mean and any median are within one standard deviation);
 /// * from above, for the TTFT and E2E blocks of numpy's percentiles over the `R` successful
-///   requests (vLLM, SGLang): numpy's `p_q` lies between the sorted values `x_lo` and `x_lo+1`
+///   requests (a definition's `percentiles = "numpy-linear"`: vLLM, vllm-rs, SGLang): numpy's `p_q` lies between the sorted values `x_lo` and `x_lo+1`
 ///   (`lo = floor(q (R - 1))`), so the `lo + 1` smallest values are `<= p_q`; each of the others
 ///   is at most the longest E2E latency the run allows (`cap`: its printed maximum, what its P99
 ///   allows, or its duration), and a TTFT is at most its request's E2E. So
@@ -169,7 +169,7 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
     let mut checked = 0;
     let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
     let bounded_above = [reported::TTFT_MS, reported::E2E_MS].map(Key::path);
-    let numpy = NUMPY_PERCENTILES.contains(&run.source.parser.as_str());
+    let numpy = run.source.semantics.numpy_percentiles();
     let cap = decode_cap(run, i);
     let rounding = rounding_ms(run);
     let mut check = |path: &str, stat: &Stat| {
