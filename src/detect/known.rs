@@ -13,6 +13,28 @@ pub(super) struct KnownLabels<'d> {
     /// A row found for a line just before the line is read ([`KnownLabels::prime`]), so that it is
     /// not found again.
     pub(super) primed: Option<Primed>,
+    /// Whether a line of the open block is its closing line or a section header, found just
+    /// before the line is read ([`KnownLabels::prime_line`]).
+    pub(super) primed_line: Option<PrimedLine>,
+}
+
+/// What a line's trimmed text is to the open block (its address and length, and the block's
+/// banner line): its closing line or not, a section header or not (`None`: not asked).
+#[derive(Clone, Copy)]
+pub(super) struct PrimedLine {
+    pub(super) at: usize,
+    pub(super) len: usize,
+    pub(super) block: usize,
+    pub(super) closes: bool,
+    pub(super) section: Option<bool>,
+}
+
+impl PrimedLine {
+    /// The facts about `trimmed`, in the block whose banner is on line `block`, when they were
+    /// found for this very text (same address and length) in that block.
+    fn of(&self, trimmed: &str, block: usize) -> bool {
+        self.at == trimmed.as_ptr() as usize && self.len == trimmed.len() && self.block == block
+    }
 }
 
 /// A line's row, found already: the line's text (its address and length) and the row.
@@ -65,9 +87,25 @@ impl<'d> KnownLabels<'d> {
         self.primed = Some(Primed { at: text.as_ptr() as usize, len: text.len(), row });
     }
 
-    /// Forgets a row [`KnownLabels::prime`]d and not asked for.
+    /// Forgets a row [`KnownLabels::prime`]d and not asked for (and a line's facts).
     pub(super) fn unprime(&mut self) {
         self.primed = None;
+        self.primed_line = None;
+    }
+
+    /// What a line is to the open block, found already ([`PrimedLine`]).
+    pub(super) fn prime_line(&mut self, facts: PrimedLine) {
+        self.primed_line = Some(facts);
+    }
+
+    /// Whether `trimmed` closes the block (banner on line `block`), when that was found already.
+    pub(super) fn primed_closes(&self, trimmed: &str, block: usize) -> Option<bool> {
+        self.primed_line.filter(|p| p.of(trimmed, block)).map(|p| p.closes)
+    }
+
+    /// Whether `trimmed` is a section header of the block, when that was found already.
+    pub(super) fn primed_section(&self, trimmed: &str, block: usize) -> Option<bool> {
+        self.primed_line.filter(|p| p.of(trimmed, block)).and_then(|p| p.section)
     }
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.

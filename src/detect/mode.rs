@@ -122,10 +122,14 @@ impl Rows {
             // A new banner before the closing line: the open block was cut off.
             return Step::NextBanner(BlockEnd::NextBanner(line.number), line, hit);
         }
-        let closes = |trimmed: &str| {
-            open.candidates.iter().any(|d| {
-                d.block.as_ref().is_some_and(|b| {
-                    b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed))
+        // (Found already when the hard-wrap repair looked at the line: `KnownLabels::prime_line`.)
+        let block = open.banner.number;
+        let closes = |known: &KnownLabels<'d>, trimmed: &str| {
+            known.primed_closes(trimmed, block).unwrap_or_else(|| {
+                open.candidates.iter().any(|d| {
+                    d.block.as_ref().is_some_and(|b| {
+                        b.end_first.may_match(trimmed) && b.end.as_ref().is_some_and(|e| e.is_match(trimmed))
+                    })
                 })
             })
         };
@@ -140,10 +144,12 @@ impl Rows {
                     || !all_have_bits && open.candidates.iter().any(|d| known.knows_in(s.known, d, &s.label))
             })
         };
-        let sectioned = |trimmed: &str| {
-            open.candidates.iter().any(|d| {
-                d.block.as_ref().is_some_and(|b| {
-                    b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
+        let sectioned = |known: &KnownLabels<'d>, trimmed: &str| {
+            known.primed_section(trimmed, block).unwrap_or_else(|| {
+                open.candidates.iter().any(|d| {
+                    d.block.as_ref().is_some_and(|b| {
+                        b.section_first.may_match(trimmed) && b.section.as_ref().is_some_and(|s| s.is_match(trimmed))
+                    })
                 })
             })
         };
@@ -155,7 +161,7 @@ impl Rows {
         let stripped = match open.prefix.shape().and_then(|s| s.strip(&line.text)) {
             Some(rest) => {
                 let trimmed = rest.trim_ascii();
-                if closes(trimmed) {
+                if closes(known, trimmed) {
                     Some((rest, None, true))
                 } else {
                     let seen = known.see(rest);
@@ -163,7 +169,7 @@ impl Rows {
                         (self.value_column, &seen),
                         (Some(Some(c)), Some(s)) if s.value.start == c
                     );
-                    if known_row(known, &seen) || aligned || sectioned(trimmed) {
+                    if known_row(known, &seen) || aligned || sectioned(known, trimmed) {
                         Some((rest, seen, false))
                     } else {
                         prefixed_other = Some(seen);
@@ -182,7 +188,7 @@ impl Rows {
             None if prefixed_other.is_some() => (line.text.as_str(), None),
             None => {
                 let text = open.prefix.unquote(&line.text);
-                if closes(text.trim_ascii()) {
+                if closes(known, text.trim_ascii()) {
                     open.last_row_line = line.number;
                     return Step::Ends(BlockEnd::Closed(line.number));
                 }
@@ -198,7 +204,7 @@ impl Rows {
         };
         let trimmed = text.trim_ascii();
         let is_row = known_row(known, &seen);
-        let is_section = sectioned(trimmed);
+        let is_section = sectioned(known, trimmed);
         if is_row && grouped.is_none() {
             // A known `label: value` row closes the stat group above it.
             self.group = None;

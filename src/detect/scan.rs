@@ -46,7 +46,7 @@ impl<'d> Scanner<'d> {
     pub fn new(defs: &'d Definitions) -> Scanner<'d> {
         let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
         Scanner {
-            known: KnownLabels { defs: text_defs.clone(), cache: Default::default(), primed: None },
+            known: KnownLabels { defs: text_defs.clone(), cache: Default::default(), primed: None, primed_line: None },
             text_defs,
             literals: defs.literals(),
             context: HashMap::new(),

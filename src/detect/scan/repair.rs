@@ -17,6 +17,7 @@
 //! The repairs run only on the lines the scanner reads anyway (a banner's line, a block's lines):
 //! noise skipped by the prefilter is never looked at.
 
+use super::super::known::PrimedLine;
 use super::super::mode::Hit;
 use super::super::prefix::Prefix;
 use super::{BodyRow, Mode, Scanner};
@@ -391,6 +392,10 @@ impl<'d> Scanner<'d> {
             // (`line` is moved, not copied, into `push_line`: its text stays where it is.)
             self.known.prime(&line.text[at], row);
         }
+        if let Some((at, block, closes, section)) = seen.line {
+            let t = &line.text[at];
+            self.known.prime_line(PrimedLine { at: t.as_ptr() as usize, len: t.len(), block, closes, section });
+        }
         self.push_line_hit(line, hit);
         self.known.unprime();
         self.attach_notes();
@@ -420,7 +425,7 @@ impl<'d> Scanner<'d> {
     /// the cheap tests first (a closing line's or section header's first byte); the row read from
     /// it is kept for the block to read the line with.
     fn kind(&mut self, text: &str) -> Seen {
-        let other = Seen { kind: Kind::Other, row: None };
+        let other = Seen { kind: Kind::Other, row: None, line: None };
         let Some(Mode::Rows(o, _)) = &self.open else { return other };
         // (Without the block's prefix, as the block reads it.)
         let u = unprefix(text, &o.prefix);
@@ -428,13 +433,20 @@ impl<'d> Scanner<'d> {
         if t.is_empty() {
             return other;
         }
+        // What is found here about `t` is kept for the block to read the line with
+        // ([`PrimedLine`]): where `t` lies in `text`, so that it is found again after a move.
+        let facts = |closes: bool, section: Option<bool>| {
+            let at = t.as_ptr() as usize - text.as_ptr() as usize;
+            Some((at..at + t.len(), o.banner.number, closes, section))
+        };
         let blocks = || o.candidates.iter().filter_map(|d| d.block.as_ref());
         if blocks().any(|b| b.end_first.may_match(t) && b.end.as_ref().is_some_and(|e| e.is_match(t))) {
-            return Seen { kind: Kind::Closing, row: None };
+            return Seen { kind: Kind::Closing, row: None, line: facts(true, None) };
         }
         if blocks().any(|b| b.section_first.may_match(t) && b.section.as_ref().is_some_and(|s| s.is_match(t))) {
-            return Seen { kind: Kind::Section, row: None };
+            return Seen { kind: Kind::Section, row: None, line: facts(false, Some(true)) };
         }
+        let line = facts(false, Some(false));
         let (bits, all_have_bits) = o.candidate_bits;
         let row = self.known.see(u);
         let known = &self.known;
@@ -460,7 +472,7 @@ impl<'d> Scanner<'d> {
             _ => Kind::Other,
         };
         let at = u.as_ptr() as usize - text.as_ptr() as usize;
-        Seen { kind, row: Some((at..at + u.len(), row)) }
+        Seen { kind, row: Some((at..at + u.len(), row)), line }
     }
 
     /// Whether `line`, right after the banner, is the banner's wrapped rest: a run of the fill
@@ -581,6 +593,9 @@ impl<'d> Scanner<'d> {
 struct Seen {
     kind: Kind,
     row: Option<(std::ops::Range<usize>, Option<BodyRow>)>,
+    /// Where the trimmed text lies in the line, the open block's banner line, and whether the
+    /// text closes the block or is a section header of it (`None`: not asked).
+    line: Option<(std::ops::Range<usize>, usize, bool, Option<bool>)>,
 }
 
 /// What a line is to the open printed block, for the hard-wrap repair.
