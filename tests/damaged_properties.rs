@@ -441,6 +441,69 @@ fn published_damaged_pastes() {
 }
 
 #[test]
+fn a_markdown_table_with_runs_as_columns_is_not_read_as_one_run() {
+    // Published: two runs side by side. Before, the first column's output and request rates were
+    // read as "the" run (accepted, exit 0), the second run lost without a word.
+    let e = sample("aiperf-pr3699-markdown-two-runs.md").unwrap_err();
+    assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult, "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("passed over: line 15: a Markdown table with 2 value columns"), "{msg}");
+    assert!(msg.contains("| Output Token Throughput (tokens/sec) | 67.00 | 60.70 |"), "{msg}");
+    // Said once per table, not once per row.
+    assert_eq!(msg.matches("value columns").count(), 1, "{msg}");
+}
+
+/// A captured block retyped as a Markdown table with `columns` value columns: each row's value,
+/// then the same figure scaled (another run's, or another statistic's).
+fn markdown_columns(block: &str, columns: usize) -> String {
+    let mut t = String::from("| Metric |");
+    for c in 0..columns {
+        t.push_str(&format!(" run {c} |"));
+    }
+    t.push_str("\n|---|");
+    t.push_str(&"---:|".repeat(columns));
+    t.push('\n');
+    for (l, v) in rows(block) {
+        t.push_str(&format!("| {} |", l.trim_end_matches(':')));
+        for c in 0..columns {
+            let cell = match v.trim().parse::<f64>() {
+                Ok(x) if c > 0 => format!("{:.2}", x * (1.0 + c as f64 / 3.0)),
+                _ => thousands(&v),
+            };
+            t.push_str(&format!(" {cell} |"));
+        }
+        t.push('\n');
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Any captured block retyped with two to four value columns: no figure is read from it
+    /// (which column is which is in the header alone), and when nothing is read the message
+    /// says what was passed over.
+    #[test]
+    fn markdown_value_columns_give_no_figures(i in any::<prop::sample::Index>(), columns in 2usize..=4) {
+        let (name, block, _) = &blocks()[i.index(blocks().len())];
+        let text = markdown_columns(block, columns);
+        match run_text(&text) {
+            Ok(runs) => {
+                for r in &runs {
+                    let figures = serde_json::to_value(&r.reported).unwrap().as_object().map_or(0, |o| o.len())
+                        + serde_json::to_value(&r.totals).unwrap().as_object().map_or(0, |o| o.len());
+                    prop_assert_eq!(figures, 0, "{} with {} columns: figures read\n{}", name, columns, text);
+                }
+            }
+            Err(e) => {
+                prop_assert_eq!(e.exit_code(), bench_normalize::ExitCode::NoResult);
+                prop_assert!(e.to_string().contains("value columns"), "{}: {}", name, e);
+            }
+        }
+    }
+}
+
+#[test]
 fn a_lone_row_value_continuation_is_not_guessed() {
     // A row that ends in its value, then one word, with no wrap width proved: left unread.
     let text = "============ Serving Benchmark Result ============\nSuccessful requests:                     16\n\

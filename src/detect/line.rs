@@ -20,6 +20,24 @@ pub(super) fn table_row(text: &str) -> Option<(String, String)> {
     Some((label, value))
 }
 
+/// How many cells after a Markdown table row's label hold a number (`24.44`, `1,888.96`,
+/// `-3%`). Two or more: the table has several value columns (runs side by side, or a figure's
+/// statistics), which only its header tells apart; such a row is no `label | value` row.
+pub(super) fn value_cells(text: &str) -> usize {
+    let t = text.trim();
+    let Some(inner) = t.strip_prefix('|') else { return 0 };
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    inner
+        .split('|')
+        .skip(1)
+        .filter(|c| {
+            let c = c.trim().trim_matches(['*', '`']).trim_start_matches(['+', '-']);
+            let c = c.strip_prefix('.').unwrap_or(c);
+            c.starts_with(|ch: char| ch.is_ascii_digit())
+        })
+        .count()
+}
+
 /// The name of a section header line for this definition (empty: a plain rule).
 pub fn section_name(def: &Definition, trimmed: &str) -> Option<String> {
     let block = def.block.as_ref()?;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::known::KnownLabels;
-use super::line::table_row;
+use super::line::{table_row, value_cells};
 use super::prefix::Prefix;
 use super::{BlockEnd, BodyRow, ContextLine, MAX_LOOKAHEAD, MAX_NOISE_RUN, table};
 use crate::definition::{BlockSpec, Definition, TableSpec};
@@ -266,7 +266,8 @@ impl Rows {
 /// A line of a Markdown table: a row goes on (the separator row is skipped); any other line ends
 /// the table and may itself start something.
 pub(super) fn read_markdown<'d>(open: &mut Open<'d>, line: Line, hit: Option<Hit<'d>>) -> Step<'d> {
-    let Some((label, value)) = table_row(&line.text) else {
+    // (A row with several value columns is no row of this table: see `value_cells`.)
+    let Some((label, value)) = table_row(&line.text).filter(|_| value_cells(&line.text) < 2) else {
         return Step::EndsBefore(BlockEnd::Table(open.last_row_line), line, hit);
     };
     if !label.is_empty() {

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::known::KnownLabels;
-use super::line::{has_escaped_newline, table_row};
+use super::line::{has_escaped_newline, table_row, value_cells};
 use super::mode::{Grid, Hit, Mode, Open, Rows, Step, read_markdown};
 use super::prefilter::Literals;
 use super::prefix::{Prefix, cut_points};
@@ -30,7 +30,14 @@ pub struct Scanner<'d> {
     known: KnownLabels<'d>,
     /// Repairs of damaged text ([`repair`]).
     repair: repair::Repair,
+    /// What looked like a result and was not read, and why (for the "nothing found" message).
+    passed_over: Vec<String>,
+    /// The line of the last row passed over.
+    passed_over_last: Option<usize>,
 }
+
+/// Most things passed over that the "nothing found" message names.
+const MAX_PASSED_OVER: usize = 3;
 
 struct Held<'d> {
     block: Block<'d>,
@@ -55,11 +62,21 @@ impl<'d> Scanner<'d> {
             ready: Default::default(),
             held: None,
             repair: Default::default(),
+            passed_over: Vec::new(),
+            passed_over_last: None,
         }
     }
 
-    /// What a banner looks like, for the "nothing found" message.
+    /// What a banner looks like, and what was passed over, for the "nothing found" message.
     pub fn looked_for(&self) -> String {
+        let banners = self.banners_looked_for();
+        if self.passed_over.is_empty() {
+            return banners;
+        }
+        format!("{banners}; passed over: {}", self.passed_over.join("; "))
+    }
+
+    fn banners_looked_for(&self) -> String {
         // One entry per banner pattern, naming every definition that shares it.
         let mut by_banner: Vec<(&str, Vec<&str>)> = Vec::new();
         for d in &self.text_defs {
@@ -402,7 +419,23 @@ impl<'d> Scanner<'d> {
             let key = format!("{label}:");
             let candidates: Vec<&'d Definition> =
                 self.text_defs.iter().copied().filter(|d| d.knows_label(&normalize_label(&key))).collect();
-            if !candidates.is_empty() {
+            let columns = value_cells(&line.text);
+            if !candidates.is_empty() && columns >= 2 {
+                // Which column is which run (or statistic) only the table's header says: reading
+                // the first as "the" value would give one run's figures as another's, or a P99
+                // as a mean. Not read; said when nothing else is found.
+                // (Once per table: its rows come one after another.)
+                let same_table = self.passed_over_last.is_some_and(|l| l + 1 == line.number);
+                self.passed_over_last = Some(line.number);
+                if !same_table && self.passed_over.len() < MAX_PASSED_OVER {
+                    self.passed_over.push(format!(
+                        "line {}: a Markdown table with {columns} value columns ({:?}): which column is which run or \
+                         statistic only its header says, and a table is read only as `| label | value |` rows",
+                        line.number,
+                        line.text.trim()
+                    ));
+                }
+            } else if !candidates.is_empty() {
                 let number = line.number;
                 self.open = Some(Mode::Markdown(Open {
                     candidate_bits: self.known.bits_of(&candidates),
