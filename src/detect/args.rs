@@ -116,7 +116,21 @@ mod tests {
         }
     }
 
+    /// A dump as `sglang.bench_serving` prints it (abridged), with a nested value and a closing
+    /// parenthesis inside a string.
+    const DUMP: &str = "Namespace(backend='sglang-oai', base_url=None, host='127.0.0.1', port=18000, \
+        dataset_name='random', model='/models/emu', num_prompts=2000, random_input_len=1024, \
+        extra_request_body='{\"x\": \")\"}', lora_name=None, mm={'image': 255}, \
+        log=LoggingConfig(level='INFO'), max_concurrency=64)";
+
     proptest! {
+        /// A dump cut anywhere before its closing parenthesis (a terminal's hard wrap, a line cut
+        /// at its length limit) is not read at all: no argument is read shortened.
+        #[test]
+        fn a_dump_cut_anywhere_is_not_read(cut in 0usize..DUMP.len()) {
+            prop_assert!(args_dump(&DUMP[..cut]).is_none());
+        }
+
         /// Any text (dense in quotes, escapes and brackets): the same end as the bytewise reader.
         #[test]
         fn value_end_agrees_with_the_bytewise_reader(
@@ -126,6 +140,14 @@ mod tests {
             let start = start.min(text.len());
             prop_assert_eq!(value_end(&text, start), value_end_bytewise(&text, start));
         }
+    }
+
+    #[test]
+    fn the_whole_dump_is_read() {
+        let args = args_dump(DUMP).unwrap();
+        assert_eq!(args.len(), 13);
+        assert_eq!(args.iter().find(|(n, _)| *n == "num_prompts"), Some(&("num_prompts", "2000")));
+        assert_eq!(args.last(), Some(&("max_concurrency", "64")));
     }
 
     #[test]
