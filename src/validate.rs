@@ -13,8 +13,8 @@
 //! longer than it lives) and the exact ones only when every length is known to be equal.
 
 use crate::derive::Inputs;
-use crate::report::{Check, Run, Severity, Stat, Status, TpotMethod, Verdict};
-use crate::vocabulary::reported;
+use crate::report::{Check, Run, Severity, Stat, StatKey, Status, TpotMethod, Verdict};
+use crate::vocabulary::{Key, reported};
 
 mod counts;
 mod coverage;
@@ -95,10 +95,22 @@ fn skip(why: impl Into<String>) -> Outcome {
 /// Half a unit of the last printed decimal: the tools print latencies with 2 decimals.
 const ROUNDING_MS: f64 = 0.005;
 
-/// The rounding of a run's printed latencies, ms: 2 decimals of ms, except guidellm's console,
-/// which prints request latency in seconds with one decimal (half of 0.1 s).
+/// The rounding of a run's printed latencies, ms: half a unit of the last printed digit of its
+/// coarsest latency row (guidellm's console prints request latency in seconds with one decimal:
+/// 50 ms), and never less than that of 2 decimals of ms (a result file's full-precision numbers
+/// are held to the same slack as a printed block).
 fn rounding_ms(run: &Run) -> f64 {
-    if run.source.parser == "guidellm-console" { 50.0 } else { ROUNDING_MS }
+    const LATENCIES: [Key; 4] = [reported::TTFT_MS, reported::E2E_MS, reported::TPOT_MS, reported::ITL_MS];
+    run.rows
+        .iter()
+        .filter_map(|r| {
+            let field = r.field.as_deref()?;
+            let (figure, stat) = field.rsplit_once('.')?;
+            let key = LATENCIES.iter().find(|k| k.path() == figure)?;
+            let value = run.stat(*key)?.get(StatKey::parse(stat)?)?;
+            r.slack(value)
+        })
+        .fold(ROUNDING_MS, f64::max)
 }
 
 /// Run every rule and set `checks`, `verdict` and whether the TPOT could be verified.
@@ -185,6 +197,58 @@ fn mark_verified(run: &mut Run, equal: bool) {
         tp.unverified_reason = Some(format!(
             "{whose} claim, unverified: no E2E latency to derive TPOT from, and output lengths not known to be equal; the totals then bound a request-weighted mean TPOT only by a request's lifetime{lifetime}, which does not tell a right TPOT from a wrong one"
         ));
+    }
+}
+
+#[cfg(test)]
+mod rounding_tests {
+    use super::rounding_ms;
+    use crate::{Options, Run, normalize};
+
+    fn runs(text: &[u8]) -> Vec<Run> {
+        let mut runs = Vec::new();
+        normalize(text, "t", &Options::default(), &mut |r| {
+            runs.push(r);
+            Ok(())
+        })
+        .unwrap();
+        runs
+    }
+
+    fn sample(path: &str) -> Vec<Run> {
+        runs(&std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(path)).unwrap())
+    }
+
+    #[test]
+    fn the_latencies_rounding_is_read_from_their_printed_digits() {
+        // guidellm's console: request latency in seconds with one decimal, 50 ms.
+        let g = sample("peers/guidellm-s2.stdout.txt");
+        assert!(g.iter().all(|r| r.source.parser == "guidellm-console"));
+        assert!(
+            g.iter().all(|r| (rounding_ms(r) - 50.0).abs() < 0.1),
+            "{:?}",
+            g.iter().map(rounding_ms).collect::<Vec<_>>()
+        );
+        // vLLM: milliseconds with 2 decimals.
+        let v = sample("captured/vllm-s2.stdout.txt");
+        assert!((rounding_ms(&v[0]) - 0.005).abs() < 1e-4);
+        // The same block retyped with whole milliseconds: half a millisecond.
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/captured/vllm-s2.stdout.txt"),
+        )
+        .unwrap();
+        let whole: String = text
+            .lines()
+            .map(|l| match (l.contains("TTFT (ms)"), l.trim_end().rsplit_once(' ')) {
+                (true, Some((head, v))) => {
+                    format!("{head} {}\n", v.parse::<f64>().map_or(v.to_string(), |x| format!("{x:.0}")))
+                }
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        let w = runs(whole.as_bytes());
+        assert!((rounding_ms(&w[0]) - 0.5).abs() < 1e-3, "{}", rounding_ms(&w[0]));
+        assert_eq!(w[0].verdict, crate::report::Verdict::Accepted, "{:?}", w[0].checks);
     }
 }
 
