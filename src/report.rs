@@ -701,7 +701,8 @@ pub(crate) fn printed_slack(row_value: &str, figure: f64) -> Option<f64> {
     if token.is_empty() || s[end..].starts_with(['e', 'E']) {
         return None;
     }
-    let number: f64 = token.replace(',', "").parse().ok()?;
+    // (Without a copy when there is no thousands separator, the usual case.)
+    let number: f64 = if token.contains(',') { token.replace(',', "").parse().ok()? } else { token.parse().ok()? };
     let decimals = token.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
     // The row's unit against the figure's (seconds printed, milliseconds kept).
     let scale = if number != 0.0 && figure != 0.0 { (figure / number).abs() } else { 1.0 };

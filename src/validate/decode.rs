@@ -6,7 +6,7 @@ use crate::derive::{Inputs, show as f};
 use crate::report::{Format, ItlPer, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary::{reported, workload};
 
-use super::{Outcome, ROUNDING_MS, Tolerances, rounding_ms, skip};
+use super::{Outcome, ROUNDING_MS, Tolerances, skip};
 
 /// Why every successful request is known to have the same output length, when it is: the
 /// requested length `L` is each request's cap (`max_tokens`), so `N_out = R x L` leaves no room
@@ -43,14 +43,14 @@ pub(super) fn max_from_percentile(p: f64, q: f64, n: f64) -> Option<f64> {
 /// printed maximum (or the maximum numpy's p99 over `R` requests allows, when the definition says
 /// `percentiles = "numpy-linear"`: `run.source.semantics.percentiles`), and never more than the
 /// benchmark's duration.
-pub(super) fn decode_cap(run: &Run, i: &Inputs) -> Option<(f64, String)> {
+pub(super) fn decode_cap(run: &Run, i: &Inputs, rounding: f64) -> Option<(f64, String)> {
     let e2e = run.stat(reported::E2E_MS);
     if let Some(max) = e2e.and_then(|s| s.get(StatKey::Max)) {
-        return Some((max + rounding_ms(run), format!("the longest E2E latency, {} ms", f(max))));
+        return Some((max + rounding, format!("the longest E2E latency, {} ms", f(max))));
     }
     let from_p99 = match (e2e.and_then(|s| s.get(StatKey::P(99.0))), i.successful) {
         (Some(p99), Some(r)) if run.source.semantics.numpy_percentiles() => {
-            max_from_percentile(p99 + rounding_ms(run), 0.99, r).map(|m| {
+            max_from_percentile(p99 + rounding, 0.99, r).map(|m| {
                 (
                     m,
                     format!(
@@ -141,13 +141,14 @@ pub(super) fn largest(stat: &Stat) -> Option<(StatKey, f64)> {
 pub(super) fn decode_within_e2e(
     run: &Run,
     i: &Inputs,
+    rounding: f64,
     claimed: Option<f64>,
     equal: Option<&str>,
     t: &Tolerances,
 ) -> Outcome {
     let mut parts = Vec::new();
     let mut failed = Vec::new();
-    if let Some((cap, what)) = decode_cap(run, i) {
+    if let Some((cap, what)) = decode_cap(run, i, rounding) {
         let mut figures: Vec<(String, f64)> = Vec::new();
         if let Some((k, v)) = run.stat(reported::TPOT_MS).and_then(largest) {
             figures.push((format!("the TPOT rows' {k}"), v));
@@ -228,7 +229,7 @@ pub(super) fn above_quantile(n: f64, q: f64) -> f64 {
 /// time is in `E2E - TTFT`: assumed at most an ordinary decode step (the rows' median or mean),
 /// `R x step / (N_out - R)` is added to the upper bounds for them, and a 1.5x margin to the
 /// percentile bound.
-pub(super) fn tpot_bounds(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Option<&str>) -> Outcome {
+pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<f64>, equal: Option<&str>) -> Outcome {
     let Some(rows) = run.stat(reported::TPOT_MS).filter(|s| !s.is_empty()) else {
         return skip("no TPOT rows to compare with");
     };
@@ -249,7 +250,7 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Op
         return skip("no decode tokens");
     }
     // Rounding of the printed E2E and TTFT means, spread over the tokens per request.
-    let slack = 2.0 * rounding_ms(run) / (n / r - 1.0).max(1.0) + ROUNDING_MS;
+    let slack = 2.0 * rounding / (n / r - 1.0).max(1.0) + ROUNDING_MS;
     // One-token requests are not in the rows, but their end of stream is in E2E - TTFT: at most
     // an ordinary decode step each (the rows' median or mean), spread over the decode tokens.
     let step = rows.get(StatKey::P(50.0)).into_iter().chain(rows.mean()).fold(0.0, f64::max);
@@ -266,7 +267,7 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, claimed: Option<f64>, equal: Op
         let m = format!("the TPOT rows' min {} ms", f(min));
         if tw < min - slack { failed.push(format!("{head} is below {m}")) } else { parts.push(format!(">= {m}")) }
     }
-    if let Some((cap, what)) = decode_cap(run, i) {
+    if let Some((cap, what)) = decode_cap(run, i, rounding) {
         let best = rows
             .iter()
             .filter_map(|(k, v)| match k {

@@ -7,7 +7,7 @@ use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
 use super::decode::decode_cap;
-use super::{Outcome, rounding_ms, skip};
+use super::{Outcome, skip};
 
 pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
     let mut problems = Vec::new();
@@ -164,14 +164,13 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 ///   allows, or its duration), and a TTFT is at most its request's E2E. So
 ///   `m <= ((lo + 1) p_q + (R - lo - 1) cap) / R`: a mean TTFT of 1398.9 ms over 16 requests with
 ///   a P99 of 145.44 ms and a longest E2E of 7,868 ms is impossible (at most 628 ms).
-pub(super) fn distribution_possible(run: &Run, i: &Inputs) -> Outcome {
+pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
     let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
     let bounded_above = [reported::TTFT_MS, reported::E2E_MS].map(Key::path);
     let numpy = run.source.semantics.numpy_percentiles();
-    let cap = decode_cap(run, i);
-    let rounding = rounding_ms(run);
+    let cap = decode_cap(run, i, rounding);
     let mut check = |path: &str, stat: &Stat| {
         let Some(m) = stat.mean() else { return };
         checked += 1;
