@@ -691,8 +691,9 @@ pub(crate) fn split_dot(path: &str) -> Option<(&str, &str)> {
     Some((&path[..at], &path[at + 1..]))
 }
 
-/// A figure printed with `decimals` decimals as `printed`, in the row's unit: how far the exact
-/// figure may lie from it (half a unit of the last digit, in the figure's unit).
+/// How far the exact figure `figure` (in the canonical unit) may lie from its printed value
+/// `row_value` (in the row's unit): half a unit of the printed value's last digit, in the
+/// figure's unit. `None` when the value does not start with a plain number.
 pub(crate) fn printed_slack(row_value: &str, figure: f64) -> Option<f64> {
     // The first number of the printed value: `6,677.95`, `139.89`, `6.7 ± 0.002`.
     let s = row_value.trim_start();

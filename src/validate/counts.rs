@@ -5,7 +5,7 @@ use crate::derive::{Inputs, show as f};
 use crate::report::{Rates, Run, Status, TokenCount};
 use crate::vocabulary::{reported, totals, workload};
 
-use super::{Outcome, Tolerances, skip};
+use super::{Outcome, ROUNDING_MS, Tolerances, skip};
 
 /// A printed rate against its totals over the duration: `rate = total / D` is how a client
 /// computes it, so a printed rate outside what the printed digits of the rate and of `D` allow
@@ -30,7 +30,7 @@ pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcom
     let Some(d) = i.duration_s.filter(|d| *d > 0.0) else { return skip("no duration") };
     // Half a unit of each figure's last printed digit; 2 decimals when no row says (a report
     // written by hand).
-    let slack = |path: &str, v: f64| run.printed_slack(path, v).unwrap_or(0.005 + 1e-9 * v.abs());
+    let slack = |path: &str, v: f64| run.printed_slack(path, v).unwrap_or(ROUNDING_MS + 1e-9 * v.abs());
     let ud = slack(totals::DURATION_S.path(), d).min(d / 2.0);
     let mut parts = Vec::new();
     let mut failed = false;
