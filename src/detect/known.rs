@@ -30,9 +30,9 @@ pub(super) struct PrimedLine {
 }
 
 impl PrimedLine {
-    /// The facts about `trimmed`, in the block whose banner is on line `block`, when they were
-    /// found for this very text (same address and length) in that block.
-    fn of(&self, trimmed: &str, block: usize) -> bool {
+    /// Whether these facts were found for this very text (same address and length) in the block
+    /// whose banner is on line `block`.
+    fn is_for(&self, trimmed: &str, block: usize) -> bool {
         self.at == trimmed.as_ptr() as usize && self.len == trimmed.len() && self.block == block
     }
 }
@@ -100,12 +100,12 @@ impl<'d> KnownLabels<'d> {
 
     /// Whether `trimmed` closes the block (banner on line `block`), when that was found already.
     pub(super) fn primed_closes(&self, trimmed: &str, block: usize) -> Option<bool> {
-        self.primed_line.filter(|p| p.of(trimmed, block)).map(|p| p.closes)
+        self.primed_line.filter(|p| p.is_for(trimmed, block)).map(|p| p.closes)
     }
 
     /// Whether `trimmed` is a section header of the block, when that was found already.
     pub(super) fn primed_section(&self, trimmed: &str, block: usize) -> Option<bool> {
-        self.primed_line.filter(|p| p.of(trimmed, block)).and_then(|p| p.section)
+        self.primed_line.filter(|p| p.is_for(trimmed, block)).and_then(|p| p.section)
     }
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.

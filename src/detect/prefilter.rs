@@ -49,7 +49,7 @@ fn context_args(labels: &[String]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for l in labels {
         let Some(name) = l.strip_prefix("args.").and_then(|n| n.strip_suffix(':')) else { continue };
-        if crate::definition::arg_label(name) == *l && !out.iter().any(|(_, k)| k == l) {
+        if !out.iter().any(|(_, k)| k == l) {
             out.push((name.to_string(), l.clone()));
         }
     }
