@@ -457,6 +457,13 @@ mod tests {
         bodies(d, spec, &lines(text)).into_iter().map(|b| b.lines.into_iter().map(|l| l.text).collect()).collect()
     }
 
+    /// The bodies of `text` (banner `T`) read as a ruled table of runs.
+    fn ruled_runs(text: &str) -> Vec<Body> {
+        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
+        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
+        bodies(&d, spec, &lines(text))
+    }
+
     #[test]
     fn a_metrics_table_joins_a_wrapped_label_and_keeps_na_cells() {
         let d = def("[block]\nbanner = 'Tool \\| Metrics'\n[block.table]\ncells = \"ruled\"\nrows = \"metrics\"\n");
@@ -553,10 +560,8 @@ concurrency=2        -        12.79
 
     #[test]
     fn a_header_that_does_not_fit_its_rows_is_said() {
-        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
         let text = "T\n|===|===|===|\n| B | G ||\n| S | a | b | c |\n|---|---|---|---|\n| x | 1 | 2 | 3 |\n";
-        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
-        let got = bodies(&d, spec, &lines(text));
+        let got = ruled_runs(text);
         assert_eq!(got[0].notes.len(), 1);
         assert_eq!(got[0].notes[0].code, "table-header-misfit");
         assert_eq!(got[0].notes[0].line, Some(3));
@@ -568,12 +573,10 @@ concurrency=2        -        12.79
 
     #[test]
     fn groups_drawn_too_narrow_are_spread_over_sub_columns_that_repeat_once_per_group() {
-        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
         // Each group is drawn over two columns, but its sub-columns (`mean | p99 | n`) repeat
         // three times under the line: each group spans one repetition.
         let text = "T\n|===|\n| B | A || C || D ||\n| S | mean | p99 | n | mean | p99 | n | mean | p99 | n |\n|---|\n| x | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 |\n";
-        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
-        let got = bodies(&d, spec, &lines(text));
+        let got = ruled_runs(text);
         assert_eq!(got[0].notes[0].code, "table-header-repaired");
         let texts: Vec<&str> = got[0].lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(
@@ -595,11 +598,9 @@ concurrency=2        -        12.79
 
     #[test]
     fn a_misfit_header_whose_sub_columns_do_not_repeat_leaves_the_table_unread() {
-        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
         // Two groups over five sub-columns: no even split, so no name is trusted.
         let text = "T\n|===|\n| B | A || C ||\n| S | mean | p99 | mean | p99 | n |\n|---|\n| x | 1 | 2 | 3 | 4 | 5 |\n";
-        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
-        let got = bodies(&d, spec, &lines(text));
+        let got = ruled_runs(text);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].notes[0].code, "table-header-misfit");
         assert!(got[0].lines.is_empty());
