@@ -18,22 +18,29 @@ pub(super) struct KnownLabels<'d> {
     pub(super) primed_line: Option<PrimedLine>,
 }
 
-/// What a line's trimmed text is to the open block (its address and length, and the block's
-/// banner line): its closing line or not, a section header or not (`None`: not asked).
+/// What a line's trimmed text is to the open block whose banner is on line `block`: its closing
+/// line or not, a section header or not (`None`: not asked).
 #[derive(Clone, Copy)]
-pub(super) struct PrimedLine {
-    pub(super) at: usize,
-    pub(super) len: usize,
+pub(super) struct LineFacts {
     pub(super) block: usize,
     pub(super) closes: bool,
     pub(super) section: Option<bool>,
 }
 
+/// [`LineFacts`] found for a text (its address and length).
+#[derive(Clone, Copy)]
+pub(super) struct PrimedLine {
+    at: usize,
+    len: usize,
+    facts: LineFacts,
+}
+
 impl PrimedLine {
-    /// Whether these facts were found for this very text (same address and length) in the block
+    /// The facts, when they were found for this very text (same address and length) in the block
     /// whose banner is on line `block`.
-    fn is_for(&self, trimmed: &str, block: usize) -> bool {
-        self.at == trimmed.as_ptr() as usize && self.len == trimmed.len() && self.block == block
+    fn facts_for(&self, trimmed: &str, block: usize) -> Option<LineFacts> {
+        (self.at == trimmed.as_ptr() as usize && self.len == trimmed.len() && self.facts.block == block)
+            .then_some(self.facts)
     }
 }
 
@@ -93,19 +100,19 @@ impl<'d> KnownLabels<'d> {
         self.primed_line = None;
     }
 
-    /// What a line is to the open block, found already ([`PrimedLine`]).
-    pub(super) fn prime_line(&mut self, facts: PrimedLine) {
-        self.primed_line = Some(facts);
+    /// What `text` (a line's trimmed text) is to the open block, found already.
+    pub(super) fn prime_line(&mut self, text: &str, facts: LineFacts) {
+        self.primed_line = Some(PrimedLine { at: text.as_ptr() as usize, len: text.len(), facts });
     }
 
     /// Whether `trimmed` closes the block (banner on line `block`), when that was found already.
     pub(super) fn primed_closes(&self, trimmed: &str, block: usize) -> Option<bool> {
-        self.primed_line.filter(|p| p.is_for(trimmed, block)).map(|p| p.closes)
+        self.primed_line.and_then(|p| p.facts_for(trimmed, block)).map(|f| f.closes)
     }
 
     /// Whether `trimmed` is a section header of the block, when that was found already.
     pub(super) fn primed_section(&self, trimmed: &str, block: usize) -> Option<bool> {
-        self.primed_line.filter(|p| p.is_for(trimmed, block)).and_then(|p| p.section)
+        self.primed_line.and_then(|p| p.facts_for(trimmed, block)).and_then(|f| f.section)
     }
 
     /// Whether `d` knows `label`, whose [`KnownLabels::mask`] is `mask`.

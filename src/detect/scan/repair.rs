@@ -17,7 +17,7 @@
 //! The repairs run only on the lines the scanner reads anyway (a banner's line, a block's lines):
 //! noise skipped by the prefilter is never looked at.
 
-use super::super::known::PrimedLine;
+use super::super::known::LineFacts;
 use super::super::mode::Hit;
 use super::super::prefix::Prefix;
 use super::{BodyRow, Mode, Scanner};
@@ -392,9 +392,8 @@ impl<'d> Scanner<'d> {
             // (`line` is moved, not copied, into `push_line`: its text stays where it is.)
             self.known.prime(&line.text[at], row);
         }
-        if let Some((at, block, closes, section)) = seen.line {
-            let t = &line.text[at];
-            self.known.prime_line(PrimedLine { at: t.as_ptr() as usize, len: t.len(), block, closes, section });
+        if let Some((at, facts)) = seen.line {
+            self.known.prime_line(&line.text[at], facts);
         }
         self.push_line_hit(line, hit);
         self.known.unprime();
@@ -434,10 +433,10 @@ impl<'d> Scanner<'d> {
             return other;
         }
         // What is found here about `t` is kept for the block to read the line with
-        // ([`PrimedLine`]): where `t` lies in `text`, so that it is found again after a move.
+        // ([`LineFacts`]): where `t` lies in `text`, so that it is found again after a move.
         let facts = |closes: bool, section: Option<bool>| {
             let at = t.as_ptr() as usize - text.as_ptr() as usize;
-            Some((at..at + t.len(), o.banner.number, closes, section))
+            Some((at..at + t.len(), LineFacts { block: o.banner.number, closes, section }))
         };
         let blocks = || o.candidates.iter().filter_map(|d| d.block.as_ref());
         if blocks().any(|b| b.end_first.may_match(t) && b.end.as_ref().is_some_and(|e| e.is_match(t))) {
@@ -593,9 +592,8 @@ impl<'d> Scanner<'d> {
 struct Seen {
     kind: Kind,
     row: Option<(std::ops::Range<usize>, Option<BodyRow>)>,
-    /// Where the trimmed text lies in the line, the open block's banner line, and whether the
-    /// text closes the block or is a section header of it (`None`: not asked).
-    line: Option<(std::ops::Range<usize>, usize, bool, Option<bool>)>,
+    /// Where the trimmed text lies in the line, and what it is to the open block.
+    line: Option<(std::ops::Range<usize>, LineFacts)>,
 }
 
 /// What a line is to the open printed block, for the hard-wrap repair.
