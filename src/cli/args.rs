@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::cli::help;
 use crate::emit::OutputFormat;
 use crate::objectives::Objectives;
 use crate::validate::Tolerances;
@@ -18,7 +19,13 @@ use crate::validate::Tolerances;
 /// requires is missing; the message says how to get it), 6 the client `run` ran failed, 7 an
 /// objective of --slo not met (only when no other code applies).
 #[derive(Parser, Debug)]
-#[command(name = "bench-normalize", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "bench-normalize",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = help::EXAMPLES_MAIN
+)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
@@ -35,6 +42,7 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Validate a report written by hand (a canonical report or run, or dstack's preset report
     /// shape) with the same rules; reject it when its figures contradict each other.
+    #[command(after_help = help::EXAMPLES_CHECK)]
     Check {
         /// The report; `-` for standard input.
         file: PathBuf,
@@ -42,17 +50,24 @@ pub(crate) enum Command {
         common: Common,
     },
     /// Run a benchmark client and report its run: `bench-normalize run [OPTIONS] -- vllm bench
-    /// serve ...`. The flags exact figures need are added where the command lacks them (see the
-    /// README, "Running the benchmark"); the client's output shows live on stderr; its output and
-    /// result file are read as one run. Exit code 6: the client failed (its result is still
-    /// reported).
+    /// serve ...`. The flags exact figures need are added where the command lacks them (the result
+    /// file, per-request details, every percentile metric); the client's output shows live on
+    /// stderr; its output and result file are read as one run. Exit code 6: the client failed (its
+    /// result is still reported).
+    #[command(after_help = help::EXAMPLES_RUN)]
     Run {
         #[command(flatten)]
         common: Common,
-        /// Keep the client's output log and result file in DIR (created if missing) instead of a
-        /// temporary directory removed at the end.
+        /// Keep the client's output log and result file under DIR (created if missing), in a
+        /// folder of their own per run (`DIR/20261206T164500Z-vllm-bench-serve`), instead of a
+        /// temporary directory removed at the end. Without it, a result file whose run was not
+        /// written cleanly is moved into the working directory, never deleted.
         #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// The client's version, when `run` cannot ask it (a wrapper script, another
+        /// environment, a container shim): written as the run's `benchmark_tool_version`.
+        #[arg(long, value_name = "VERSION", value_parser = parse_tool_version)]
+        tool_version: Option<String>,
         /// Run the command exactly as given: add no flag (for a client too old for one `run` adds).
         #[arg(long)]
         as_given: bool,
@@ -66,6 +81,7 @@ pub(crate) enum Command {
     /// (1000 / derived TPOT), ordered by load, Pareto-optimal points marked, with output
     /// throughput / concurrency (what peers call "per user") beside it under its own name.
     /// Rejected and unusable runs are listed, not plotted. Exit 3: no run gives a point.
+    #[command(after_help = help::EXAMPLES_SWEEP)]
     Sweep {
         #[command(flatten)]
         sweep: SweepArgs,
@@ -75,6 +91,7 @@ pub(crate) enum Command {
     },
     /// Draw a sweep's frontier (output throughput vs per-user decode rate) and TTFT against load
     /// as an SVG file, one series per configuration. Exit 3 (nothing written): no run gives a point.
+    #[command(after_help = help::EXAMPLES_PLOT)]
     Plot {
         #[command(flatten)]
         sweep: SweepArgs,
@@ -86,11 +103,26 @@ pub(crate) enum Command {
     /// directory of results. Runs are lined up by workload (concurrency, rate, input and output
     /// lengths, model); per pair, derived TPOT, per-user decode rate, output throughput, TTFT
     /// p50/p99, E2E mean/p50 and ITL side by side with ratios to the baseline. A figure whose
-    /// meaning differs between the two sides is refused or warned, with the reason (docs/compare.md).
+    /// meaning differs between the two sides is refused or warned, with the reason.
+    #[command(after_help = help::EXAMPLES_COMPARE)]
     Compare(CompareArgs),
-    /// Print the JSON Schema of the canonical report.
-    Schema,
+    /// Print the JSON Schema of the canonical report, or of an output format's documents (one
+    /// line's for the formats written a line a run); `--strict`: the variant OpenAI's strict
+    /// structured outputs and Claude's `--json-schema` accept (every object closed, every
+    /// property required, an absent figure written as null).
+    #[command(after_help = help::EXAMPLES_SCHEMA)]
+    Schema {
+        /// The output format: json (the canonical report, the default), jsonl, dstack,
+        /// dstack-e2e, sglang-skill.
+        #[arg(long, short = 'f', value_enum)]
+        format: Option<OutputFormat>,
+        /// The strict variant (every object `additionalProperties: false`, every property in
+        /// `required`, optional ones a union with null; no oneOf, format, pattern or bounds).
+        #[arg(long)]
+        strict: bool,
+    },
     /// List the parser definitions: tool, formats, variants, detection markers.
+    #[command(after_help = help::EXAMPLES_PARSERS)]
     Parsers {
         /// `json`, or a `table` for people.
         #[arg(long, short = 'f', value_enum, default_value_t = ListFormat::Table)]
@@ -99,10 +131,49 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
         parsers: Option<PathBuf>,
     },
+    /// Serve the Model Context Protocol over stdio for an agent: tools normalize,
+    /// check, compare, explain and schema. It reads only files inside the --root directories (the
+    /// working directory by default; symlinks and `..` resolved first), at most --max-bytes each,
+    /// never quotes a file read from a path in a diagnostic, writes no file and logs nothing;
+    /// stdout carries MCP messages only.
+    #[cfg(feature = "mcp")]
+    #[command(after_help = help::EXAMPLES_MCP)]
+    Mcp {
+        /// A directory the tools may read files in (repeatable; relative paths are taken from the
+        /// first). Default: the working directory.
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<PathBuf>,
+        /// The largest file or text a tool reads, in bytes.
+        #[arg(long, value_name = "BYTES", default_value_t = crate::cli::mcp::DEFAULT_MAX_BYTES)]
+        max_bytes: u64,
+    },
     /// Print a shell completion script.
+    #[command(after_help = help::EXAMPLES_COMPLETIONS)]
     Completions { shell: clap_complete::Shell },
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page (roff): the command's, or one subcommand's; or write every page into a
+    /// folder.
+    #[command(after_help = help::EXAMPLES_MAN)]
+    Man {
+        /// The subcommand whose page to print (`run`, `check`, ...).
+        subcommand: Option<String>,
+        /// Write every page (bench-normalize.1, bench-normalize-SUBCOMMAND.1) into DIR instead.
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        dir: Option<PathBuf>,
+    },
+    /// Print the agent skill (SKILL.md: when and how an agent uses bench-normalize, what each
+    /// exit code asks of it), or install it where an agent harness reads skills.
+    #[command(after_help = help::EXAMPLES_SKILL)]
+    Skill {
+        /// Write it for this harness instead of printing it.
+        #[arg(long, value_enum, value_name = "HARNESS")]
+        install: Option<help::Harness>,
+        /// Into the current project (./.claude/skills, ...) instead of the home folder.
+        #[arg(long, requires = "install")]
+        project: bool,
+        /// Replace a SKILL.md there that differs from this version's.
+        #[arg(long, requires = "install")]
+        force: bool,
+    },
 }
 
 /// The inputs and grouping of `sweep` and `plot`.
@@ -126,7 +197,7 @@ pub(crate) struct CompareArgs {
     /// The configurations compared with the baseline, each a file or a directory.
     #[arg(required = true)]
     pub(crate) others: Vec<PathBuf>,
-    /// Output format: a table for people, Markdown for a pull request, JSON (docs/compare.md).
+    /// Output format: a table for people, Markdown for a pull request, JSON.
     #[arg(long, short = 'f', value_enum, default_value_t = CompareFormat::Table)]
     pub(crate) format: CompareFormat,
     /// The workload fields runs are lined up by, comma-separated: concurrency, rate, input,
@@ -149,7 +220,14 @@ pub(crate) struct ReadArgs {
     /// Also load the parser definitions (*.toml) in this folder. Default: $BENCH_NORMALIZE_PARSERS.
     #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
     pub(crate) parsers: Option<PathBuf>,
+    /// Also write every diagnostic into PATH, as on stderr (see --diagnostics-file of the main
+    /// command). Default: $BENCH_NORMALIZE_DIAGNOSTICS_FILE (when set and not empty).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) diagnostics_file: Option<PathBuf>,
 }
+
+/// The variable `--diagnostics-file` defaults to.
+pub(crate) const DIAGNOSTICS_VAR: &str = "BENCH_NORMALIZE_DIAGNOSTICS_FILE";
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GroupByArg {
@@ -170,7 +248,7 @@ pub(crate) enum CompareFormat {
     Table,
     /// The same as a Markdown table, for pasting into a pull request
     Markdown,
-    /// The whole comparison (docs/compare.md)
+    /// The whole comparison
     Json,
 }
 
@@ -216,6 +294,14 @@ pub(crate) struct Common {
     #[arg(long, value_name = "DIR", env = "BENCH_NORMALIZE_PARSERS")]
     pub(crate) parsers: Option<PathBuf>,
 
+    /// Also write every diagnostic into PATH (created, or emptied once it is known to be no
+    /// input): exactly the lines said on stderr, without colour, JSON Lines with --error-format
+    /// json; with `run`, without the client's output that stderr shows too. A PATH that is an
+    /// input, or the file stdout or stderr goes to, is refused (exit 2); a write that fails is
+    /// exit 4. Default: $BENCH_NORMALIZE_DIAGNOSTICS_FILE (when set and not empty).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) diagnostics_file: Option<PathBuf>,
+
     /// decode-capacity / decode-within-e2e: how far a claimed TPOT may exceed its bound.
     #[arg(long, value_name = "FACTOR", default_value_t = Tolerances::default().capacity)]
     pub(crate) capacity_tolerance: f64,
@@ -248,6 +334,15 @@ pub(crate) struct Common {
     /// Default: $BENCH_NORMALIZE_SLO (when set and not empty).
     #[arg(long, value_name = "OBJECTIVES", value_parser = parse_slo)]
     pub(crate) slo: Option<Objectives>,
+}
+
+/// `--tool-version`'s value: one word of printable characters.
+fn parse_tool_version(v: &str) -> Result<String, String> {
+    let v = v.trim();
+    if v.is_empty() || v.len() > 100 || !v.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(format!("{v:?} is no version (one word, e.g. 0.11.0)"));
+    }
+    Ok(v.to_string())
 }
 
 /// `--slo`'s value, read by [`crate::objectives::parse`] (a bad spec is exit 2).

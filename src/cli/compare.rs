@@ -4,15 +4,23 @@
 use std::io::{self, IsTerminal, Write};
 
 use super::args::{CompareArgs, CompareFormat};
-use super::diagnostics::{color_on, report_error, report_rejection};
+use super::diagnostics::{color_on, report_checks, report_error};
 use super::load_definitions;
 use crate::compare;
-use crate::report::Verdict;
 use crate::{Error, ExitCode, Options, Policy, Tolerances};
 
 /// The exit code is the highest of the inputs' errors and the comparison's own (a rejected run 1,
 /// an unusable run or no pair 3); refused figures are said in the output, not in the code.
 pub(crate) fn compare_sides(a: CompareArgs) -> ExitCode {
+    let inputs: Vec<std::path::PathBuf> = std::iter::once(&a.baseline).chain(&a.others).cloned().collect();
+    let guard = super::guard::Guard::new(&inputs);
+    if let Err(code) = super::open_diagnostics(a.read.diagnostics_file.as_deref(), &guard, a.read.error_format) {
+        return code;
+    }
+    if let Err(e) = guard.streams() {
+        report_error(a.read.error_format, &e);
+        return e.exit_code();
+    }
     let setup =
         compare::KeyField::parse_list(&a.key).and_then(|key| Ok((key, load_definitions(a.read.parsers.as_deref())?)));
     let (key, definitions) = match setup {
@@ -32,8 +40,8 @@ pub(crate) fn compare_sides(a: CompareArgs) -> ExitCode {
             report_error(a.read.error_format, &e);
             worst = worst.max(e.exit_code());
         }
-        for run in side.runs.iter().filter(|r| r.verdict != Verdict::Accepted) {
-            report_rejection(a.read.error_format, run, a.read.strict);
+        for run in &side.runs {
+            report_checks(a.read.error_format, run, a.read.strict);
         }
         sides.push(side);
     }

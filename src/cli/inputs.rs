@@ -6,10 +6,11 @@ use std::io::{self, BufReader, IsTerminal};
 use std::path::PathBuf;
 
 use crate::cli::args::Common;
-use crate::cli::diagnostics::{report_error, report_run_warning};
-use crate::cli::load_definitions;
+use crate::cli::diagnostics::{STDIN_NOTICE, report_error, report_notice, report_run_warning};
+use crate::cli::guard::Guard;
 use crate::cli::output::{Collected, Output, Reading};
-use crate::cli::tee::{Tee, TeeTarget, open_tee_file};
+use crate::cli::tee::{Tee, TeeTarget};
+use crate::cli::{load_definitions, open_diagnostics};
 use crate::emit::OutputFormat;
 use crate::objectives::Objectives;
 use crate::pipeline::{self, Config, Out};
@@ -17,6 +18,17 @@ use crate::validate::{Policy, Tolerances};
 use crate::{Error, ExitCode, Options};
 
 pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only: bool) -> ExitCode {
+    let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
+    // Every writer is held to the inputs before anything is read or written: the diagnostics'
+    // copy first (so that what follows is in it), then the report's stdout and stderr.
+    let guard = Guard::new(&inputs);
+    if let Err(code) = open_diagnostics(c.diagnostics_file.as_deref(), &guard, c.error_format) {
+        return code;
+    }
+    if let Err(e) = guard.streams() {
+        report_error(c.error_format, &e);
+        return e.exit_code();
+    }
     match objectives_of(&c) {
         Ok(o) => c.slo = o,
         Err(e) => {
@@ -39,16 +51,27 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only:
         }
     };
     // One input: its blocks are read on a second core (many inputs use the cores one file each).
-    let opts = Config { definitions, policy, reports_only, pipelined: true, ready: None };
+    let opts = Config {
+        definitions,
+        policy,
+        reports_only,
+        pipelined: true,
+        ready: None,
+        budget: &crate::input::decode::UNBOUNDED,
+    };
     let format = output_format(&c);
-    let inputs: Vec<PathBuf> = if files.is_empty() { vec![PathBuf::from("-")] } else { files };
     let stdout = io::stdout();
     let mut out =
         Output::new(io::BufWriter::with_capacity(256 * 1024, stdout.lock()), format, &c, stdout.is_terminal());
-    // The copy's target is opened last, after every other check of the command line: a file is
-    // emptied only when nothing else can refuse the run.
+    // The copy's target is opened last, after every other check of the command line and once
+    // every input has opened: a file is emptied only when nothing else can refuse the run (a
+    // mistyped input name does not cost the previous copy).
     let mut tee: Option<TeeTarget> = match (&c.tee_file, c.tee) {
-        (Some(p), _) => match open_tee_file(p, &inputs) {
+        (Some(p), _) => match guard
+            .check_target("--tee-file", p)
+            .and_then(|()| guard.inputs_open())
+            .and_then(|()| guard.open_stream("--tee-file", p))
+        {
             Ok(f) => Some(TeeTarget::new(p.display().to_string(), Box::new(f))),
             Err(e) => {
                 report_error(c.error_format, &e);
@@ -58,6 +81,10 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only:
         (None, true) => Some(TeeTarget::new("stderr".into(), Box::new(io::stderr()))),
         (None, false) => None,
     };
+    // A person at a terminal with no file named: say what the silence is.
+    if inputs.iter().any(|p| p.as_os_str() == "-") && io::stdin().is_terminal() {
+        report_notice(c.error_format, STDIN_NOTICE);
+    }
     if inputs.len() == 1 || tee.is_some() {
         // One input (or a copy to show live): runs go out as soon as they are found.
         for path in &inputs {
@@ -71,6 +98,18 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only:
                 if matches!(e, Error::Write { .. }) {
                     return out.stopped(c.error_format, &e);
                 }
+                let e = explained(e, c.explain, definitions);
+                report_error(c.error_format, &e);
+                out.worst = out.worst.max(e.exit_code());
+            }
+        }
+    } else if let Some(results) = read_two(&inputs, &opts) {
+        // Two inputs: a client's printed block and its result file are one run.
+        for (got, result) in results {
+            if let Err(e) = out.replay(got) {
+                return out.stopped(c.error_format, &e);
+            }
+            if let Err(e) = result {
                 report_error(c.error_format, &e);
                 out.worst = out.worst.max(e.exit_code());
             }
@@ -97,6 +136,7 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only:
                     return out.stopped(c.error_format, &e);
                 }
                 if let Err(e) = result {
+                    let e = explained(e, c.explain, definitions);
                     report_error(c.error_format, &e);
                     out.worst = out.worst.max(e.exit_code());
                 }
@@ -109,10 +149,56 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only:
     out.code()
 }
 
+/// Two inputs (neither standard input), read in parallel; when they are a client's printed
+/// block and its result file (each one run of the same tool, one `stdout`, the other its
+/// `result-json`/`result-jsonl`), one run, as `run` reads them ([`crate::client::combine`]: the
+/// file's exact figures, the printed ones checked against them by `output-matches-result-file`,
+/// which rejects a pair from different runs). `None` for any other number of inputs.
+fn read_two(inputs: &[PathBuf], opts: &Config) -> Option<Vec<(Collected, Result<usize, Error>)>> {
+    use crate::cli::output::Event;
+    use crate::report::Format;
+    let [a, b] = inputs else { return None };
+    if opts.reports_only || a.as_os_str() == "-" || b.as_os_str() == "-" {
+        return None;
+    }
+    let opts = Config { pipelined: false, ..*opts };
+    let read = |path: &PathBuf| {
+        let mut got = Collected::default();
+        let r = normalize_path(path, &opts, &mut got, None);
+        (got, r)
+    };
+    let (first, second) = rayon::join(|| read(a), || read(b));
+    let single = |got: &(Collected, Result<usize, Error>)| match (&got.0.0[..], &got.1) {
+        ([Event::Run(run)], Ok(_)) => Some(run.source.clone()),
+        _ => None,
+    };
+    let pair = match (single(&first), single(&second)) {
+        (Some(x), Some(y)) if x.tool == y.tool => match (x.format, y.format) {
+            (Format::Stdout, Format::ResultJson | Format::ResultJsonl) => Some(false),
+            (Format::ResultJson | Format::ResultJsonl, Format::Stdout) => Some(true),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(swapped) = pair else { return Some(vec![first, second]) };
+    let (log, file) = if swapped { (second, first) } else { (first, second) };
+    let take = |got: Collected| match got.0.into_iter().next() {
+        Some(Event::Run(run)) => vec![*run],
+        _ => Vec::new(),
+    };
+    let runs = crate::client::combine(take(log.0), take(file.0), &opts.policy);
+    let n = runs.len();
+    Some(vec![(Collected(runs.into_iter().map(|r| Event::Run(Box::new(r))).collect()), Ok(n))])
+}
+
 /// `bench-normalize run -- <client command>`: run the client ([`crate::client`]) and
 /// report its run as the other modes report theirs. The exit code is the report's, or 6 when the
 /// client failed (which wins: the agent must know the benchmark did not finish).
 pub(crate) fn run_client(command: &[String], settings: &crate::client::Settings, mut c: Common) -> ExitCode {
+    // `--diagnostics-file`: the diagnostics alone, apart from the client's output on stderr.
+    if let Err(code) = open_diagnostics(c.diagnostics_file.as_deref(), &Guard::none(), c.error_format) {
+        return code;
+    }
     // Before the client starts: a bad objective must not cost a benchmark run.
     match objectives_of(&c) {
         Ok(o) => c.slo = o,
@@ -130,7 +216,7 @@ pub(crate) fn run_client(command: &[String], settings: &crate::client::Settings,
         }
     };
     let opts = Options { definitions, policy, reports_only: false };
-    let outcome = match crate::client::run(command, settings, &opts, Box::new(io::stderr())) {
+    let mut outcome = match crate::client::run(command, settings, &opts, Box::new(io::stderr())) {
         Ok(o) => o,
         Err(e) => {
             report_error(c.error_format, &e);
@@ -142,24 +228,44 @@ pub(crate) fn run_client(command: &[String], settings: &crate::client::Settings,
     for w in &outcome.warnings {
         report_run_warning(c.error_format, w);
     }
-    for e in outcome.diagnostics {
+    for e in std::mem::take(&mut outcome.diagnostics) {
         report_error(c.error_format, &e);
         out.worst = out.worst.max(e.exit_code());
     }
-    for run in outcome.runs {
+    let runs = std::mem::take(&mut outcome.runs);
+    let mut code = None;
+    for run in runs {
         if let Err(e) = out.run(run) {
-            return out.stopped(c.error_format, &e);
+            code = Some(out.stopped(c.error_format, &e));
+            break;
         }
     }
-    if let Err(source) = out.finish() {
-        return out.stopped(c.error_format, &Error::Write { output: "stdout".into(), source });
+    let code = code.unwrap_or_else(|| match out.finish() {
+        Err(source) => out.stopped(c.error_format, &Error::Write { output: "stdout".into(), source }),
+        Ok(()) => match &outcome.failed {
+            Some(e) => {
+                report_error(c.error_format, e);
+                out.code().max(e.exit_code())
+            }
+            None => out.code(),
+        },
+    });
+    // Nothing the client wrote is lost to a run that did not come out clean.
+    if let Some(kept) = outcome.settle(matches!(code, ExitCode::Ok | ExitCode::ObjectivesMissed)) {
+        report_run_warning(c.error_format, &kept);
     }
-    match outcome.failed {
-        Some(e) => {
-            report_error(c.error_format, &e);
-            out.code().max(e.exit_code())
-        }
-        None => out.code(),
+    code
+}
+
+/// With `--explain`, an input with no result names every banner pattern looked for (the
+/// message otherwise names the tools only, and what the input lacks).
+fn explained(e: Error, explain: bool, defs: &crate::Definitions) -> Error {
+    match e {
+        Error::NoResult { input, looked_for } if explain => Error::NoResult {
+            input,
+            looked_for: format!("{looked_for}; banner patterns: {}", crate::detect::missing::patterns(defs)),
+        },
+        e => e,
     }
 }
 
@@ -245,11 +351,30 @@ pub(crate) fn normalize_path<S: Out + Reading>(
     let reader: Box<dyn io::BufRead> = match file {
         Some(f) if whole => return pipeline::read_file(f, &name, &opts, sink),
         Some(f) => Box::new(BufReader::with_capacity(256 * 1024, f)),
-        None => Box::new(BufReader::with_capacity(256 * 1024, io::stdin())),
+        None => Box::new(BufReader::with_capacity(256 * 1024, StickyEof { inner: io::stdin(), ended: false })),
     };
     match tee {
         Some(w) => pipeline::read(Tee { inner: reader, copy: w }, &name, &opts, sink, true),
         None => pipeline::read(reader, &name, &opts, sink, true),
+    }
+}
+
+/// A reader whose end stays the end: a terminal gives end-of-file once per Ctrl-D, and the layers
+/// that look at an input's start (compression, encoding, JSON or text) read again after it, so a
+/// person had to press Ctrl-D three times.
+struct StickyEof<R> {
+    inner: R,
+    ended: bool,
+}
+
+impl<R: io::Read> io::Read for StickyEof<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.ended || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.ended = n == 0;
+        Ok(n)
     }
 }
 

@@ -9,10 +9,16 @@
 mod args;
 mod compare;
 mod diagnostics;
+mod help;
 mod inputs;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod output;
 mod sweep;
 mod tee;
+
+/// The write guard every writer passes.
+pub(crate) mod guard;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -38,14 +44,16 @@ pub(crate) fn main() -> i32 {
     };
     let (files, common, reports_only) = match cli.command {
         Some(Command::Check { file, common }) => (vec![file], common, true),
-        Some(Command::Run { common, keep, as_given, command }) => {
-            let settings = crate::client::Settings { keep, as_given };
+        Some(Command::Run { common, keep, as_given, tool_version, command }) => {
+            let settings = crate::client::Settings { keep, as_given, tool_version };
             return run_client(&command, &settings, common) as i32;
         }
         Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
         Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
         Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
-        Some(Command::Schema) => return print_schema() as i32,
+        #[cfg(feature = "mcp")]
+        Some(Command::Mcp { roots, max_bytes }) => return mcp::serve(roots, max_bytes) as i32,
+        Some(Command::Schema { format, strict }) => return help::schema(format, strict) as i32,
         Some(Command::Parsers { format, parsers }) => return list_parsers(format, parsers) as i32,
         Some(Command::Completions { shell }) => {
             // Generated in memory (clap_complete panics on a failed write), then written.
@@ -58,21 +66,37 @@ pub(crate) fn main() -> i32 {
             );
             return write_listing(&script) as i32;
         }
-        Some(Command::Man) => {
-            let mut page = Vec::new();
-            let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
-            let code = match man.render(&mut page) {
-                Ok(()) => write_listing(&page),
-                Err(source) => {
-                    report_error(ErrorFormat::Human, &Error::Write { output: "stdout".into(), source });
-                    ExitCode::Io
-                }
-            };
-            return code as i32;
-        }
+        Some(Command::Man { subcommand, dir }) => return help::man(subcommand, dir) as i32,
+        Some(Command::Skill { install, project, force }) => return help::skill(install, project, force) as i32,
         None => (cli.files, cli.common, false),
     };
     normalize_inputs(files, common, reports_only) as i32
+}
+
+/// The exit code `main` gave, raised to 4 when `--diagnostics-file` could not be written to the
+/// end (4 outranks 0, 7, 1, 2 and 3; 5 and 6 outrank it).
+pub(crate) fn finish(code: i32) -> i32 {
+    if diagnostics::copy_failed() && matches!(code, 0 | 1 | 2 | 3 | 7) { ExitCode::Io as i32 } else { code }
+}
+
+/// `--diagnostics-file PATH` (or its variable; empty is none): opened through the write guard
+/// (`guard`, the command's inputs), and every diagnostic from now on copied into it. A refusal is
+/// said on stderr, and is the exit code.
+pub(crate) fn open_diagnostics(path: Option<&Path>, guard: &guard::Guard, format: ErrorFormat) -> Result<(), ExitCode> {
+    // Read here rather than by clap, which takes an empty variable for an empty value.
+    let var = std::env::var_os(args::DIAGNOSTICS_VAR).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let Some(p) = path.map(Path::to_path_buf).or(var) else { return Ok(()) };
+    let p = p.as_path();
+    match guard.open_stream("--diagnostics-file", p) {
+        Ok(f) => {
+            diagnostics::copy_to(p.display().to_string(), f);
+            Ok(())
+        }
+        Err(e) => {
+            report_error(format, &e);
+            Err(e.exit_code())
+        }
+    }
 }
 
 /// Whether the command line asks for JSON diagnostics (`--error-format json` or
@@ -155,13 +179,6 @@ pub(crate) fn write_listing(bytes: &[u8]) -> ExitCode {
             ExitCode::Io
         }
     }
-}
-
-pub(crate) fn print_schema() -> ExitCode {
-    let schema = crate::report::schema();
-    let mut text = serde_json::to_vec_pretty(&schema).expect("the schema serializes");
-    text.push(b'\n');
-    write_listing(&text)
 }
 
 /// The built-in definitions, or those of `--parsers DIR` over them (loaded once, kept for the

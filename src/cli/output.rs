@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::cli::args::{Common, ErrorFormat};
 use crate::cli::diagnostics::{
-    color_on, is_broken_pipe, report_error, report_objective, report_rejection, report_warning,
+    color_on, is_broken_pipe, report_checks, report_error, report_objective, report_warning,
 };
 use crate::emit::{self, OutputFormat};
 use crate::objectives::Objectives;
@@ -27,7 +27,7 @@ pub(crate) trait Reading {
 }
 
 #[derive(Default)]
-pub(crate) struct Collected(Vec<Event>);
+pub(crate) struct Collected(pub(crate) Vec<Event>);
 
 impl Reading for Collected {}
 
@@ -135,19 +135,30 @@ impl<W: Write> Output<W> {
             .map_err(|source| Error::Write { output: "stdout".into(), source })
     }
 
-    /// A rejected run is said so on stderr, and sets the exit code.
+    /// Every failed check of a run is said on stderr, one line each (a rejected run's rules, a
+    /// failed warning of any run: with `-f dstack` the report holds no check), and the verdict
+    /// sets the exit code.
     fn note_verdict(&mut self, run: &Run) {
         match run.verdict {
-            Verdict::Rejected => {
-                self.rejected = true;
-                report_rejection(self.error_format, run, self.strict);
-            }
+            Verdict::Rejected => self.rejected = true,
             // Nothing usable: exit 3, as for an input with no result, and say what is missing.
-            Verdict::Unusable => {
-                self.worst = self.worst.max(ExitCode::NoResult);
-                report_rejection(self.error_format, run, self.strict);
-            }
+            Verdict::Unusable => self.worst = self.worst.max(ExitCode::NoResult),
             Verdict::Accepted => {}
+        }
+        report_checks(self.error_format, run, self.strict);
+    }
+
+    /// Whether a run goes into a format a consumer stores ([`unfit_to_store`]); a run held back
+    /// for its client's failure is said so (a rejected one is said already).
+    fn fit_to_store(&self, run: &Run, format: &str) -> bool {
+        match unfit_to_store(run) {
+            None => true,
+            Some(why) => {
+                if run.verdict == Verdict::Accepted {
+                    report_warning(self.error_format, run, &format!("{format}: not written: {why}"));
+                }
+                false
+            }
         }
     }
 
@@ -165,7 +176,8 @@ impl<W: Write> Output<W> {
                     let mut all = Vec::new();
                     // A rejected run (said on stderr, exit 1) is not written: what dstack stores
                     // must be figures that passed every rule.
-                    for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
+                    let fit: Vec<&Run> = runs.iter().filter(|r| self.fit_to_store(r, "dstack")).collect();
+                    for run in fit {
                         match emit::dstack(run) {
                             Ok(v) => all.push(v),
                             Err(u) => {
@@ -183,7 +195,7 @@ impl<W: Write> Output<W> {
                 }
                 OutputFormat::DstackE2e => {
                     let mut all = Vec::new();
-                    for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
+                    for run in runs.iter().filter(|r| self.fit_to_store(r, "dstack-e2e")) {
                         let (metrics, warnings) = emit::dstack_e2e_metrics(run);
                         for w in warnings {
                             report_warning(self.error_format, run, &format!("dstack-e2e: {w}"));
@@ -200,6 +212,7 @@ impl<W: Write> Output<W> {
                 | OutputFormat::Jsonl
                 | OutputFormat::Csv
                 | OutputFormat::LlmdBr
+                | OutputFormat::SglangSkill
                 | OutputFormat::Explain => {}
             }
         }
@@ -222,15 +235,28 @@ impl<W: Write> Out for Output<W> {
             OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
             // What llm-d stores must pass every rule: a rejected or unusable run is said so (its
             // own diagnostic names why), not written.
-            OutputFormat::LlmdBr if run.verdict != Verdict::Accepted => {
-                report_warning(
-                    self.error_format,
-                    &run,
-                    &format!("llmd-br: not written: the run is {}", run.verdict.as_str()),
-                );
+            OutputFormat::LlmdBr if unfit_to_store(&run).is_some() => {
+                let why = unfit_to_store(&run).unwrap_or_default();
+                report_warning(self.error_format, &run, &format!("llmd-br: not written: {why}"));
                 Ok(())
             }
-            OutputFormat::LlmdBr => crate::llmd::write_line(&mut self.out, &run),
+            // A report with no figure is not written either (exit 5, as a run a format cannot hold).
+            OutputFormat::LlmdBr => match crate::llmd::unwritable(&run) {
+                None => crate::llmd::write_line(&mut self.out, &run),
+                Some(why) => {
+                    let u = emit::Unwritable {
+                        problems: vec![why],
+                        how: "give bench-normalize the client's whole output or its result file".into(),
+                    };
+                    let e = unwritable(&run, "an llm-d Benchmark Report", &u);
+                    report_error(self.error_format, &e);
+                    self.worst = self.worst.max(e.exit_code());
+                    Ok(())
+                }
+            },
+            OutputFormat::SglangSkill => serde_json::to_writer(&mut self.out, &emit::sglang_skill_row(&run))
+                .map_err(std::io::Error::from)
+                .and_then(|_| self.out.write_all(b"\n")),
         };
         self.written(written)
     }
@@ -259,6 +285,22 @@ impl<W: Write> Out for Output<W> {
             _ => self.out.write_all(&bytes),
         };
         self.written(written)
+    }
+}
+
+/// The one rule of every format a consumer stores (dstack, dstack-e2e, llmd-br): no object
+/// unless the run is fit to store: accepted by every rule, and, in `run` mode, measured by a
+/// client that finished (exit status 0, no signal). Why not, otherwise.
+pub(crate) fn unfit_to_store(run: &Run) -> Option<String> {
+    if run.verdict != Verdict::Accepted {
+        return Some(format!("the run is {}", run.verdict.as_str()));
+    }
+    let client = run.source.run.as_ref()?;
+    match (client.exit_code, client.signal) {
+        (Some(0), None) => None,
+        (Some(c), _) => Some(format!("the client failed (exit status {c}): its run did not finish as asked")),
+        (None, Some(s)) => Some(format!("the client was ended by signal {s}: its run did not finish as asked")),
+        (None, None) => Some("the client failed".into()),
     }
 }
 

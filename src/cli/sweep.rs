@@ -6,7 +6,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::args::{GroupByArg, SweepArgs, SweepFormat};
-use super::diagnostics::{report_error, report_rejection, report_run_warning};
+use super::diagnostics::{report_checks, report_error, report_run_warning};
 use super::{load_definitions, write_listing};
 use crate::report::Verdict;
 use crate::sweep;
@@ -17,6 +17,20 @@ use crate::{Error, ExitCode, Options};
 /// 3 an input with no result or a run unusable, 4 I/O), and 3 when no run gives a point
 /// (nothing is printed or written then).
 pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: Option<PathBuf>) -> ExitCode {
+    // Every writer held to the inputs before any is read: the diagnostics' copy, stdout and
+    // stderr, and the plot's file (checked again when it is written).
+    let guard = super::guard::Guard::new(&a.files);
+    if let Err(code) = super::open_diagnostics(a.read.diagnostics_file.as_deref(), &guard, a.read.error_format) {
+        return code;
+    }
+    let plot_ok = match &plot_to {
+        Some(p) if !super::guard::names_stdout(p) => guard.check_target("plot -o", p),
+        _ => Ok(()),
+    };
+    if let Err(e) = guard.streams().and(plot_ok) {
+        report_error(a.read.error_format, &e);
+        return e.exit_code();
+    }
     let definitions = match load_definitions(a.read.parsers.as_deref()) {
         Ok(d) => d,
         Err(e) => {
@@ -24,6 +38,9 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
             return e.exit_code();
         }
     };
+    if a.files.iter().any(|p| p.as_os_str() == "-") && std::io::IsTerminal::is_terminal(&io::stdin()) {
+        super::diagnostics::report_notice(a.read.error_format, super::diagnostics::STDIN_NOTICE);
+    }
     let policy = Policy { tolerances: Tolerances::default(), strict: a.read.strict };
     let opts = Options { definitions, policy, reports_only: false };
     let (runs, errors) = sweep::read_runs(&a.files, &opts);
@@ -36,9 +53,9 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
         match run.verdict {
             Verdict::Rejected => worst = worst.max(ExitCode::Rejected),
             Verdict::Unusable => worst = worst.max(ExitCode::NoResult),
-            Verdict::Accepted => continue,
+            Verdict::Accepted => {}
         }
-        report_rejection(a.read.error_format, run, a.read.strict);
+        report_checks(a.read.error_format, run, a.read.strict);
     }
     let by = match a.group_by {
         GroupByArg::Workload => sweep::GroupBy::Workload,
@@ -75,7 +92,7 @@ pub(crate) fn sweep_command(a: SweepArgs, format: Option<SweepFormat>, plot_to: 
                     return worst.max(e.exit_code());
                 }
             };
-            if let Err(e) = crate::plot::write_atomically(path, svg.as_bytes()) {
+            if let Err(e) = guard.write_whole("plot -o", path, svg.as_bytes()) {
                 report_error(a.read.error_format, &e);
                 return worst.max(e.exit_code());
             }

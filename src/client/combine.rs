@@ -1,11 +1,11 @@
 //! The client's printed runs and its result file's read as one run, the printed figures checked
 //! against the file's ([`AGREEMENT_RULE`]).
 
-use crate::report::{Check, Figure, Figures, Note, Row, Severity, Status, Verdict};
+use crate::report::{Check, Figure, Figures, Note, Row, RuleId, Status, verdict};
 use crate::{Policy, Run};
 
 /// The check that the client's printed figures are its result file's.
-pub const AGREEMENT_RULE: &str = "output-matches-result-file";
+pub const AGREEMENT_RULE: RuleId = RuleId::OutputMatchesResultFile;
 
 /// The client's printed runs and the runs of its result file, read as one: the last printed run
 /// with the last run of the file (a client invocation writes one, appended last), any others as
@@ -134,17 +134,13 @@ fn merge(mut file: Run, printed: Run, policy: &Policy) -> Run {
             ),
         )
     };
-    file.checks.push(Check { id: AGREEMENT_RULE.into(), severity: Severity::Error, status, message });
+    file.checks.push(Check::new(AGREEMENT_RULE, status, message));
     settle_verdict(&mut file, policy);
     file
 }
 
 pub(super) fn settle_verdict(run: &mut Run, policy: &Policy) {
-    let rejects = |c: &Check| {
-        c.status == Status::Fail
-            && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
-    };
-    run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
+    run.verdict = verdict(&run.checks, policy.strict);
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::recognise::recognise;
+use super::recognise::{is_assignment, recognise};
 use super::result_file::Expected;
 use super::table::{Add, Client, ResultAt};
 
@@ -17,11 +17,21 @@ pub struct Plan {
     pub command: Vec<String>,
     /// What was added or changed, each flag with its value.
     pub added: Vec<String>,
-    /// The client's arguments in `command` start here (after the program and its subcommand
+    /// The client's command words as run: `command`, or the words of the shell's `-c` string
+    /// that holds the client (re-quoted into `command`).
+    pub words: Vec<String>,
+    /// The client's arguments in `words` start here (after the program and its subcommand
     /// words, the module or the script).
     pub args_at: usize,
+    /// The program (or Python interpreter) in `words`.
+    pub program_at: usize,
     /// The Python interpreter that runs the client, when the command names it.
     pub interpreter: Option<String>,
+    /// The wrappers that decide which client runs (`env A=1`, `uv run ...`): its version is
+    /// asked through them.
+    pub launcher: Vec<String>,
+    /// The directory the client runs in, relative to the working directory (`env -C DIR`).
+    pub chdir: Option<String>,
 }
 
 /// A flag name as argparse matches it: `--percentile_metrics` is `--percentile-metrics`.
@@ -45,17 +55,9 @@ pub(super) fn find_flag<'a>(args: &'a [String], flag: &str) -> Option<(usize, Op
 /// The command as it will run: the client recognised and the flags it lacks added (before a
 /// literal `--` among its arguments, which passes the rest on), pointing into `private`.
 pub fn plan(given: &[String], private: &Path) -> Plan {
-    let Some((client, args_at, interpreter)) = recognise(given) else {
-        return Plan {
-            client: None,
-            given: given.to_vec(),
-            command: given.to_vec(),
-            added: Vec::new(),
-            args_at: given.len(),
-            interpreter: None,
-        };
-    };
-    let mut command = given.to_vec();
+    let Some(found) = recognise(given) else { return plan_unrecognised(given) };
+    let (client, args_at) = (found.client, found.args_at);
+    let mut command = found.words.clone();
     let mut added = Vec::new();
     let mut extra: Vec<String> = Vec::new();
     for add in &client.adds {
@@ -104,18 +106,69 @@ pub fn plan(given: &[String], private: &Path) -> Plan {
     }
     let insert_at = command[args_at..].iter().position(|a| a == "--").map_or(command.len(), |p| args_at + p);
     command.splice(insert_at..insert_at, extra);
-    Plan { client: Some(client), given: given.to_vec(), command, added, args_at, interpreter }
+    let words = command;
+    let command = match found.shell {
+        None => words.clone(),
+        Some(i) => {
+            // Back into the `-c` string, each word quoted as the shell reads it back (the words
+            // are literal: `recognise::simple_command`); a leading `NAME=value` keeps its name
+            // unquoted, or it would be no assignment.
+            let lead = words.iter().take_while(|w| is_assignment(w)).count();
+            let line: Vec<String> = words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| match w.split_once('=') {
+                    Some((name, value)) if i < lead => format!("{name}={}", shell_quote(value)),
+                    _ => shell_quote(w),
+                })
+                .collect();
+            let mut outer = given.to_vec();
+            outer[i] = line.join(" ");
+            outer
+        }
+    };
+    Plan {
+        client: Some(client),
+        given: given.to_vec(),
+        command,
+        added,
+        words,
+        args_at,
+        program_at: found.program_at,
+        interpreter: found.interpreter,
+        launcher: found.launcher,
+        chdir: found.chdir,
+    }
+}
+
+fn plan_unrecognised(given: &[String]) -> Plan {
+    Plan {
+        client: None,
+        given: given.to_vec(),
+        command: given.to_vec(),
+        added: Vec::new(),
+        words: given.to_vec(),
+        args_at: given.len(),
+        program_at: 0,
+        interpreter: None,
+        launcher: Vec::new(),
+        chdir: None,
+    }
 }
 
 impl Plan {
     /// The value of a flag among the client's arguments, as run.
     pub fn flag(&self, flag: &str) -> Option<&str> {
-        find_flag(&self.command[self.args_at.min(self.command.len())..], flag).and_then(|(_, v)| v)
+        find_flag(&self.words[self.args_at.min(self.words.len())..], flag).and_then(|(_, v)| v)
     }
 
     /// Where the result file will be, as far as the command says.
     pub(super) fn expected(&self, cwd: &Path) -> Option<Expected> {
         let client = self.client?;
+        let cwd = &match &self.chdir {
+            Some(d) => cwd.join(d),
+            None => cwd.to_path_buf(),
+        };
         let path = |p: &str| cwd.join(p);
         Some(match &client.result {
             ResultAt::File { file } => Expected::File(path(self.flag(file)?)),
@@ -130,23 +183,18 @@ impl Plan {
             }
         })
     }
-
-    /// The command as one line a shell would read back (each word quoted where needed).
-    pub fn command_line(&self) -> String {
-        shell_join(&self.command)
-    }
 }
 
 /// Words joined as a POSIX shell reads them back.
 pub fn shell_join(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            let plain = !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
-            if plain { w.clone() } else { format!("'{}'", w.replace('\'', r"'\''")) }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// A word as a POSIX shell reads it back: as it is when it holds nothing the shell treats
+/// specially, else in single quotes.
+pub fn shell_quote(w: &str) -> String {
+    let plain = !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b));
+    if plain { w.to_string() } else { format!("'{}'", w.replace('\'', r"'\''")) }
 }
 
 #[cfg(test)]
@@ -230,5 +278,60 @@ mod tests {
     fn shell_join_quotes_what_a_shell_would_split() {
         let w = vec!["a b".to_string(), "it's".into(), "--x=1".into(), String::new()];
         assert_eq!(shell_join(&w), r"'a b' 'it'\''s' --x=1 ''");
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Wrapper prefixes, each as the words it adds.
+    fn wrapper() -> impl Strategy<Value = Vec<String>> {
+        prop_oneof![
+            Just(vec!["timeout".to_string(), "600".into()]),
+            Just(vec!["timeout".to_string(), "-s".into(), "INT".into(), "1h".into()]),
+            Just(vec!["nohup".to_string()]),
+            Just(vec!["stdbuf".to_string(), "-oL".into()]),
+            Just(vec!["nice".to_string(), "-n".into(), "5".into()]),
+            Just(vec!["env".to_string(), "-u".into(), "X".into(), "A=1".into()]),
+            Just(vec!["time".to_string(), "-p".into()]),
+            Just(vec!["taskset".to_string(), "-c".into(), "0-3".into()]),
+            Just(vec!["numactl".to_string(), "--cpunodebind=0".into(), "-m".into(), "0".into()]),
+            Just(vec!["uv".to_string(), "run".into(), "--with".into(), "vllm".into()]),
+        ]
+    }
+
+    proptest! {
+        /// Behind any chain of wrappers, directly or inside a shell's `-c` string: the client is
+        /// found, the user's words are kept in order, the flags are added after the client's own
+        /// arguments, and a `-c` string splits back into the words planned.
+        #[test]
+        fn flags_land_where_the_client_reads_them(
+            chain in proptest::collection::vec(wrapper(), 0..4),
+            in_shell in any::<bool>(),
+            model in "[a-z0-9/]{1,12}",
+        ) {
+            let mut words: Vec<String> = chain.concat();
+            words.extend(["vllm", "bench", "serve", "--model"].map(String::from));
+            words.push(model.clone());
+            let given = if in_shell {
+                vec!["bash".to_string(), "-c".into(), shell_join(&words)]
+            } else {
+                words.clone()
+            };
+            let p = plan(&given, Path::new("/t/run dir"));
+            prop_assert_eq!(p.client.map(|c| c.id.as_str()), Some("vllm-bench-serve"));
+            prop_assert_eq!(&p.words[..words.len()], &words[..]);
+            prop_assert_eq!(&p.words[p.args_at - 1], "serve");
+            prop_assert_eq!(p.flag("--model"), Some(model.as_str()));
+            prop_assert_eq!(p.flag("--result-dir"), Some("/t/run dir"));
+            if in_shell {
+                prop_assert_eq!(&p.command[..2], &given[..2]);
+                prop_assert_eq!(shlex::split(&p.command[2]), Some(p.words.clone()));
+            } else {
+                prop_assert_eq!(&p.command, &p.words);
+            }
+        }
     }
 }

@@ -19,6 +19,7 @@ mod combine;
 mod flags;
 mod process;
 mod recognise;
+mod redact;
 mod result_file;
 mod table;
 
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 pub use combine::{AGREEMENT_RULE, combine};
 pub use flags::{Plan, plan, shell_join};
 pub use process::rfc3339;
+pub use redact::{redact_text, redact_words};
 pub use result_file::Expect;
 pub use table::CLIENTS;
 
@@ -47,6 +49,69 @@ pub struct Outcome {
     pub diagnostics: Vec<Error>,
     pub warnings: Vec<String>,
     pub failed: Option<Error>,
+    /// The private directory and what becomes of it ([`Outcome::settle`]).
+    pub private: Private,
+}
+
+/// The private directory the client wrote into: a temporary one (removed when this is dropped,
+/// unless [`Outcome::settle`] keeps it), or the folder `--keep` made.
+#[derive(Debug, Default)]
+pub struct Private {
+    temp: Option<tempfile::TempDir>,
+    /// The client wrote its result file into it.
+    holds_result: bool,
+}
+
+impl Outcome {
+    /// After the report: a temporary private directory that holds the client's result file is
+    /// not removed unless the run came out `clean` (written, accepted, the client succeeded:
+    /// exit 0 or 7); it is moved into the working directory instead (`bench-normalize-run.XXXXXX`),
+    /// since a benchmark that can take hours must not be lost to a run not written. Where it is
+    /// now, to be said.
+    pub fn settle(&mut self, clean: bool) -> Option<String> {
+        if clean || !self.private.holds_result {
+            return None;
+        }
+        let temp = self.private.temp.take()?;
+        let moved = std::env::current_dir().and_then(|cwd| {
+            let target = tempfile::Builder::new().prefix("bench-normalize-run.").tempdir_in(cwd)?.keep();
+            move_tree(temp.path(), &target).map(|_| target)
+        });
+        Some(match moved {
+            Ok(target) => format!(
+                "the client's result file and output are kept in {} (the run was not written, or not accepted, or \
+                 the client failed: nothing it wrote is deleted)",
+                target.display()
+            ),
+            Err(e) => {
+                let left = temp.keep();
+                format!(
+                    "the client's result file and output are left in {} (they could not be moved to the working \
+                     directory: {e})",
+                    left.display()
+                )
+            }
+        })
+    }
+}
+
+/// Move every entry of `from` into `to` (renamed, or copied and removed across file systems).
+fn move_tree(from: &Path, to: &Path) -> io::Result<()> {
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let target = to.join(e.file_name());
+        if fs::rename(e.path(), &target).is_err() {
+            if e.file_type()?.is_dir() {
+                fs::create_dir_all(&target)?;
+                move_tree(&e.path(), &target)?;
+                fs::remove_dir(e.path())?;
+            } else {
+                fs::copy(e.path(), &target)?;
+                fs::remove_file(e.path())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The name of the client's output log in the private directory.
@@ -55,11 +120,32 @@ pub const OUTPUT_LOG: &str = "client-output.log";
 /// How `run` runs a client.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    /// Keep the private directory here (created if missing) instead of a temporary one removed
-    /// at the end.
+    /// Keep the client's output and result file under this folder (created if missing), in a
+    /// folder of their own per run ([`keep_folder`]), instead of a temporary one removed at the end.
     pub keep: Option<PathBuf>,
     /// Run the command exactly as given, adding nothing (a client too old for a flag `run` adds).
     pub as_given: bool,
+    /// The client's version as the user states it (`--tool-version`): not asked.
+    pub tool_version: Option<String>,
+}
+
+/// A folder of its own for this run under `--keep DIR`: `DIR/<UTC date and time>-<client>`
+/// (`20261206T164500Z-vllm-bench-serve`), `-2`, `-3`... when taken. Made here, so that two runs
+/// never share one, and a sweep loop with one `--keep results` keeps every step.
+pub fn keep_folder(dir: &Path, client: &str) -> io::Result<PathBuf> {
+    fs::create_dir_all(dir)?;
+    let stamp: String =
+        rfc3339(std::time::SystemTime::now()).chars().take(19).filter(|c| c.is_ascii_digit() || *c == 'T').collect();
+    for n in 1..10_000 {
+        let name = if n == 1 { format!("{stamp}Z-{client}") } else { format!("{stamp}Z-{client}-{n}") };
+        let path = dir.join(name);
+        match fs::create_dir(&path) {
+            Ok(()) => return std::path::absolute(&path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other(format!("no free folder name under {}", dir.display())))
 }
 
 /// Run `given` (a benchmark client command), showing its output on `live`, and read what it
@@ -70,60 +156,77 @@ pub fn run(
     opts: &Options,
     live: Box<dyn Write + Send>,
 ) -> Result<Outcome, Error> {
-    let shown = shell_join(given);
     if given.is_empty() {
         return Err(Error::Usage("no client command after `--`: bench-normalize run -- vllm bench serve ...".into()));
     }
     let io_err = |what: &str, source| Error::Io { input: what.to_string(), source };
-    let temp;
+    let mut temp = None;
     let keep = settings.keep.as_deref();
     let private: PathBuf = match keep {
         Some(dir) => {
-            fs::create_dir_all(dir).map_err(|e| io_err(&dir.display().to_string(), e))?;
-            std::path::absolute(dir).map_err(|e| io_err(&dir.display().to_string(), e))?
+            let client = plan(given, dir).client.map_or("run", |c| c.id.as_str());
+            keep_folder(dir, client).map_err(|e| io_err(&dir.display().to_string(), e))?
         }
         None => {
-            temp = tempfile::Builder::new()
+            let t = tempfile::Builder::new()
                 .prefix("bench-normalize-run.")
                 .tempdir()
                 .map_err(|e| io_err("a temporary directory", e))?;
-            temp.path().to_path_buf()
+            let path = t.path().to_path_buf();
+            temp = Some(t);
+            path
         }
     };
+    let record = Record { private: private.display().to_string(), kept: keep.is_some() };
+    let shown = shell_join(&record.words(given));
     let mut plan = plan(given, &private);
     if settings.as_given {
         plan.command = plan.given.clone();
         plan.added.clear();
+        if let Some(found) = recognise::recognise(&plan.given) {
+            plan.words = found.words;
+        }
     }
     let mut warnings = Vec::new();
     if plan.client.is_none() {
-        warnings.push(format!(
-            "{}: not a benchmark client `run` knows ({}): run as given, no flags added",
+        warnings.push(record.text(&format!(
+            "{}: not a benchmark client `run` knows ({}), nor one behind a wrapper it looks through (timeout, \
+             nohup, env, uv run, ...) or in a shell's -c string that is one simple command of literal words: run as \
+             given, no flags added, and the client's tool and version are not known",
             file_name(&given[0]),
             CLIENTS.iter().map(|c| c.tool.as_str()).collect::<Vec<_>>().join(", ")
-        ));
+        )));
     }
     let cwd = std::env::current_dir().map_err(|e| io_err(".", e))?;
     let expect = Expect::new(plan.expected(&cwd));
-    // The version is asked while the benchmark runs.
-    let version = plan.client.map(|c| {
+    // The version is asked while the benchmark runs (unless the user stated it).
+    let version = plan.client.filter(|_| settings.tool_version.is_none()).map(|c| {
         let plan = plan.clone();
         std::thread::spawn(move || client_version(c, &plan))
     });
     let log_path = private.join(OUTPUT_LOG);
     let log = File::create(&log_path).map_err(|e| io_err(&log_path.display().to_string(), e))?;
     let ended = launch(&plan.command, log, live);
-    let (tool_version, version_from) = match version.map(|h| h.join()) {
-        Some(Ok(v)) => v,
+    let (mut tool_version, mut version_from) = match (&settings.tool_version, version.map(|h| h.join())) {
+        (Some(v), _) => (Some(v.clone()), "given with --tool-version".to_string()),
+        (None, Some(Ok(v))) => v,
         _ => (None, "unknown: the command is no known client".to_string()),
     };
+    let private_dir = Private { temp, holds_result: false };
     let ended = match ended {
         Ok(e) => e,
         Err(e) => {
             let failed = Error::Client { command: shown, message: format!("could not run it: {e}") };
-            return Ok(Outcome { runs: Vec::new(), diagnostics: Vec::new(), warnings, failed: Some(failed) });
+            return Ok(Outcome {
+                runs: Vec::new(),
+                diagnostics: Vec::new(),
+                warnings,
+                failed: Some(failed),
+                private: private_dir,
+            });
         }
     };
+    warnings.extend(ended.notes.iter().cloned());
     #[cfg(unix)]
     let signal = std::os::unix::process::ExitStatusExt::signal(&ended.status);
     #[cfg(not(unix))]
@@ -156,7 +259,7 @@ pub fn run(
         }
         Err(why) => {
             if plan.client.is_some() {
-                warnings.push(why);
+                warnings.push(record.text(&why));
             }
             (None, Vec::new(), None)
         }
@@ -164,14 +267,35 @@ pub fn run(
     if printed.is_empty() && filed.is_empty() {
         diagnostics.extend(log_error);
     }
+    // The version the result file states, when it could not be asked.
+    if let (None, Some(client), Some(path)) = (&tool_version, plan.client, &result_file)
+        && let Some(key) = &client.version_key
+    {
+        match version_in_file(path, key) {
+            Some(v) => {
+                tool_version = Some(v);
+                version_from = format!("the result file's {key} ({version_from})");
+            }
+            None => version_from = format!("{version_from}; the result file states no {key}"),
+        }
+    }
+    if let (None, Some(client)) = (&tool_version, plan.client) {
+        warnings.push(record.text(&format!(
+            "the version of {} is unknown ({}): give it with --tool-version VERSION (dstack's benchmark object \
+             needs it)",
+            client.tool,
+            version_from.trim_start_matches("unknown: ")
+        )));
+    }
+    let holds_result = result_file.as_deref().is_some_and(|p| p.starts_with(&private));
     diagnostics.extend(file_error);
     let info = ClientRun {
         client: plan.client.map(|c| c.id.to_string()),
-        given: plan.given.clone(),
-        command: plan.command.clone(),
-        added_flags: plan.added.clone(),
+        given: record.words(&plan.given),
+        command: record.words(&plan.command),
+        added_flags: plan.added.iter().map(|a| record.text(a)).collect(),
         tool_version,
-        version_from,
+        version_from: record.text(&version_from),
         started: rfc3339(ended.started),
         ended: rfc3339(ended.ended),
         duration_s: (ended.ended.duration_since(ended.started).unwrap_or_default().as_secs_f64() * 1000.0).round()
@@ -186,7 +310,39 @@ pub fn run(
     for run in &mut runs {
         annotate(run, &plan, &info, &opts.policy);
     }
-    Ok(Outcome { runs, diagnostics, warnings, failed })
+    Ok(Outcome { runs, diagnostics, warnings, failed, private: Private { holds_result, ..private_dir } })
+}
+
+/// The text at `key` (a dotted path) of a JSON result file (its first document, for JSON
+/// Lines), when it is a version.
+fn version_in_file(path: &Path, key: &str) -> Option<String> {
+    let mut text = String::new();
+    File::open(path).ok()?.take(64 << 20).read_to_string(&mut text).ok()?;
+    let doc: serde_json::Value = serde_json::Deserializer::from_str(&text).into_iter().next()?.ok()?;
+    let value = key.split('.').try_fold(&doc, |v, k| v.get(k))?;
+    process::version_in(value.as_str()?, None)
+}
+
+/// The placeholder for the private temporary directory in what is recorded: its path means
+/// nothing once it is removed, and is nobody's business.
+pub const RUN_DIR: &str = "<run-dir>";
+
+/// How a command and what is said about it are recorded: credentials masked ([`redact_words`]),
+/// the private temporary directory named [`RUN_DIR`] (a kept one by its path).
+struct Record {
+    private: String,
+    kept: bool,
+}
+
+impl Record {
+    fn text(&self, text: &str) -> String {
+        let text = redact_text(text);
+        if self.kept { text } else { text.replace(&self.private, RUN_DIR) }
+    }
+
+    fn words(&self, words: &[String]) -> Vec<String> {
+        redact_words(words).into_iter().map(|w| if self.kept { w } else { w.replace(&self.private, RUN_DIR) }).collect()
+    }
 }
 
 /// Every run of a file (from `offset`: the part a client appended), or the error that gave none.
@@ -226,7 +382,7 @@ fn annotate(run: &mut Run, plan: &Plan, info: &ClientRun, policy: &Policy) {
         if let Some(v) = &info.tool_version {
             set_text(run, "benchmark_tool_version", v);
         }
-        set_text(run, "command", &plan.command_line());
+        set_text(run, "command", &shell_join(&info.command));
         let random = plan.flag("--dataset-name").is_some_and(|d| d == "random");
         let lengths = if random { &client.random_lengths[..] } else { &[] };
         for (flag, path) in client.workload.iter().chain(lengths) {
@@ -254,15 +410,15 @@ fn annotate(run: &mut Run, plan: &Plan, info: &ClientRun, policy: &Policy) {
             }
         }
     }
-    if !run.has(workload::API) {
-        if let Some((api, from)) = api_of(plan, run) {
-            run.set(workload::API, Figure::Text(api.into()));
-            run.notes.push(Note {
-                code: "workload-from-command".into(),
-                message: format!("workload.api is {api}, from {from}"),
-                line: None,
-            });
-        }
+    if !run.has(workload::API)
+        && let Some((api, from)) = api_of(plan, run)
+    {
+        run.set(workload::API, Figure::Text(api.into()));
+        run.notes.push(Note {
+            code: "workload-from-command".into(),
+            message: format!("workload.api is {api}, from {from}"),
+            line: None,
+        });
     }
     run.source.run = Some(info.clone());
     if changed {

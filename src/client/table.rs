@@ -32,6 +32,9 @@ pub struct Client {
     /// Flags read into the workload only when `--dataset-name` is `random` (the random dataset's
     /// lengths are the requested lengths; another dataset's are its own).
     pub random_lengths: Vec<(String, String)>,
+    /// The key (a dotted path) of its result file that states its own version
+    /// (`aiperf_version`, `metadata.guidellm_version`), when it writes one.
+    pub version_key: Option<String>,
 }
 
 impl PartialEq for Client {
@@ -97,12 +100,44 @@ pub enum ResultAt {
     Under { under: String, names: Vec<String> },
 }
 
+/// A program put in front of a client (`timeout 600 vllm bench serve ...`): how to find the
+/// command it runs.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wrapper {
+    /// Its file names.
+    pub names: Vec<String>,
+    /// Subcommand words after the name: `uv run`.
+    #[serde(default)]
+    pub words: Vec<String>,
+    /// Options that take a value; any other word starting with `-` is a switch.
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// Options after which what follows is no command.
+    #[serde(default)]
+    pub refuse: Vec<String>,
+    /// Words between its options and the command.
+    #[serde(default)]
+    pub operands: usize,
+    /// `NAME=value` words before the command.
+    #[serde(default)]
+    pub assignments: bool,
+    /// It decides which client runs: the version is asked through it too.
+    #[serde(default)]
+    pub launcher: bool,
+    /// Options naming the directory the command runs in.
+    #[serde(default)]
+    pub chdir: Vec<String>,
+}
+
 /// `clients.toml` as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ClientsFile {
     workload: HashMap<String, WorkloadSet>,
     client: Vec<ClientTable>,
+    #[serde(default)]
+    wrapper: Vec<Wrapper>,
 }
 
 #[derive(Deserialize)]
@@ -129,12 +164,22 @@ struct ClientTable {
     add: Vec<Add>,
     result: ResultAt,
     workload: String,
+    #[serde(default)]
+    version_key: Option<String>,
 }
 
 /// The client tables, read from their TOML text.
+#[cfg(test)]
 fn load(text: &str) -> Result<Vec<Client>, String> {
+    load_all(text).map(|(c, _)| c)
+}
+
+/// The client and wrapper tables, read from their TOML text.
+fn load_all(text: &str) -> Result<(Vec<Client>, Vec<Wrapper>), String> {
     let file: ClientsFile = toml::from_str(text).map_err(|e| e.to_string())?;
-    file.client
+    let wrappers = file.wrapper;
+    let clients = file
+        .client
         .into_iter()
         .map(|c| {
             let set = file
@@ -152,16 +197,23 @@ fn load(text: &str) -> Result<Vec<Client>, String> {
                 result: c.result,
                 workload: set.flags.clone(),
                 random_lengths: set.random_lengths.clone(),
+                version_key: c.version_key,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((clients, wrappers))
 }
 
-/// The clients `run` recognises, in `clients.toml`'s order: first match wins.
-pub static CLIENTS: LazyLock<Vec<Client>> = LazyLock::new(|| {
+static TABLES: LazyLock<(Vec<Client>, Vec<Wrapper>)> = LazyLock::new(|| {
     // Compiled in and held to its shape by the tests below: an error here is a build's mistake.
-    load(include_str!("clients.toml")).unwrap_or_else(|e| panic!("src/client/clients.toml: {e}"))
+    load_all(include_str!("clients.toml")).unwrap_or_else(|e| panic!("src/client/clients.toml: {e}"))
 });
+
+/// The clients `run` recognises, in `clients.toml`'s order: first match wins.
+pub static CLIENTS: LazyLock<&'static [Client]> = LazyLock::new(|| &TABLES.0);
+
+/// The wrappers `run` looks through.
+pub static WRAPPERS: LazyLock<&'static [Wrapper]> = LazyLock::new(|| &TABLES.1);
 
 #[cfg(test)]
 mod tests {
@@ -194,6 +246,15 @@ mod tests {
                 assert!(is_flag(flag), "{}: {flag}", c.id);
                 assert!(crate::vocabulary::FIELDS.iter().any(|f| f.path == path), "{}: {path} is no field", c.id);
             }
+        }
+        let (_, wrappers) = load_all(include_str!("clients.toml")).unwrap();
+        assert!(wrappers.len() >= 10);
+        for w in &wrappers {
+            assert!(!w.names.is_empty());
+            for f in w.values.iter().chain(&w.refuse).chain(&w.chdir) {
+                assert!(is_flag(f), "{:?}: {f}", w.names);
+            }
+            assert!(w.chdir.iter().all(|c| w.values.contains(c)), "{:?}", w.names);
         }
     }
 

@@ -23,27 +23,27 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::Error;
 
+mod zstd;
+
 /// Bytes at the start of an input needed to tell what it is (the longest magic number is xz's 6).
 pub const SNIFF: usize = 8;
 
 /// Layers of encoding peeled off one input at most (`.gz` of a UTF-16 log is two).
 pub const MAX_LAYERS: usize = 4;
 
-/// Largest window a zstd frame may ask for: what `zstd -d` itself decodes without `--memory`
-/// (window log 27). The decoder keeps a window of decoded bytes; a header asking for more is the
-/// shape of a decompression bomb, or of a file made with `--long=31`, which `zstd -d` also refuses.
-const ZSTD_MAX_WINDOW: u64 = 128 << 20;
+/// Largest memory an xz block's filters may need, in KiB: what `xz -9` (a dictionary of 64 MiB,
+/// the largest preset's) needs to decode, 65 MiB, and a little more.
+const XZ_MEM_LIMIT_KB: u32 = 72 * 1024;
 
-/// Largest memory an xz block's filters may need, in KiB (xz -9 needs 65 MiB of dictionary).
-const XZ_MEM_LIMIT_KB: u32 = 256 * 1024;
-
-/// Decoded bytes of a compressed JSON document held in memory (the JSON readers read a document
-/// whole) are refused beyond this many when they are also more than [`BOMB_RATIO`] times the
-/// compressed bytes read: memory stays within 100 times the input's size. Result files compress 2
-/// to 10 to 1 (the captured ones, timing figures of 17 significant digits); 100 to 1 and beyond is
-/// the shape of a decompression bomb (gzip reaches ~1000 to 1, zstd and xz far more).
-pub const JSON_FLOOR: u64 = 256 << 20;
-pub const BOMB_RATIO: u64 = 100;
+/// Decoded bytes held whole (a JSON document, which the JSON readers read whole, or a JSON record
+/// found in a text) that are read whatever the compression ratio: a result file's text up to this
+/// size is never refused.
+pub const HOLD_FLOOR: u64 = 16 << 20;
+/// Beyond [`HOLD_FLOOR`], decoded bytes held whole may be at most this many times the compressed
+/// bytes read: result files compress 2 to 10 to 1 (the captured ones, timing figures of 17
+/// significant digits); 25 to 1 and beyond is the shape of a decompression bomb (gzip reaches ~1000
+/// to 1, zstd and xz far more). Checked before the buffer grows, never after.
+pub const HOLD_RATIO: u64 = 25;
 
 /// What wraps an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,32 +137,168 @@ pub fn decoder<'r, R: BufRead + 'r>(layer: Layer, reader: R, compressed: Arc<Ato
     let source = Source { inner: reader, read: compressed, eof: eof.clone() };
     let decoded: Box<dyn Read + 'r> = match layer {
         Layer::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(source)),
-        Layer::Zstd => Box::new(ZstdFrames { state: Frame::Between(source) }),
-        Layer::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(source, true, XZ_MEM_LIMIT_KB)),
-        Layer::Utf16 { big_endian, .. } => Box::new(
-            encoding_rs_io::DecodeReaderBytesBuilder::new()
-                .encoding(Some(if big_endian { encoding_rs::UTF_16BE } else { encoding_rs::UTF_16LE }))
-                .bom_sniffing(true)
-                .strip_bom(true)
-                .build(source),
-        ),
+        Layer::Zstd => Box::new(zstd::ZstdFrames::new(source)),
+        Layer::Xz => Box::new(XzIncremental {
+            source,
+            stream: lzma_rust2::XzStream::new_mem_limit(true, XZ_MEM_LIMIT_KB),
+            done: false,
+        }),
+        // Transcoded as it streams; UTF-8 appended to it (or UTF-16 again) is read too.
+        Layer::Utf16 { big_endian, .. } => Box::new(super::mixed::Mixed::utf16(source, big_endian)),
     };
     Box::new(BufReader::with_capacity(256 * 1024, Decoded { inner: decoded, layer, decoded: 0, eof, failed: None }))
 }
 
-/// Read a decoded JSON document whole into `text`, refusing to hold more than [`JSON_FLOOR`] bytes
-/// that are also more than [`BOMB_RATIO`] times the `compressed` bytes read (a decompression
-/// bomb). What was read before an error stays in `text`.
-pub fn read_json(reader: &mut dyn BufRead, text: &mut Vec<u8>, compressed: &AtomicU64) -> io::Result<()> {
-    read_json_within(reader, text, compressed, JSON_FLOOR)
+/// How many decoded bytes one reading of an input may hold whole (a JSON document, a JSON record
+/// found in a text): for a compressed input, [`HOLD_FLOOR`] or [`HOLD_RATIO`] times the compressed
+/// bytes read so far, whichever is more; for any other input, no bound of its own (what is held is
+/// the input's own bytes, at most). [`Budget::grow`] checks it before a buffer grows.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    compressed: Option<Arc<AtomicU64>>,
+    floor: u64,
+    ratio: u64,
 }
 
-fn read_json_within(
-    reader: &mut dyn BufRead,
-    text: &mut Vec<u8>,
-    compressed: &AtomicU64,
-    floor: u64,
-) -> io::Result<()> {
+/// The budget of an input that is not compressed.
+pub static UNBOUNDED: Budget = Budget { compressed: None, floor: HOLD_FLOOR, ratio: HOLD_RATIO };
+
+/// Why [`Budget::grow`] did not make room.
+#[derive(Debug)]
+pub enum Refused {
+    /// More than the budget allows: `wanted` bytes from `compressed` compressed bytes read.
+    Budget { wanted: u64, compressed: u64, floor: u64, ratio: u64 },
+    /// The allocator had no memory for it.
+    Memory { wanted: u64 },
+}
+
+impl Refused {
+    /// The error of a read refused: a bomb is the input's content ([`Error::Decode`], exit 3);
+    /// memory the system does not give, an error of reading ([`Error::Io`], exit 4).
+    pub fn into_io(self) -> io::Error {
+        match self {
+            Refused::Budget { wanted, compressed, floor, ratio } => io::Error::new(
+                io::ErrorKind::InvalidData,
+                Corrupt {
+                    layer: "compressed",
+                    decoded: wanted,
+                    message: format!(
+                        "a JSON document or record to be held whole would take more than {} MiB and more than \
+                         {ratio} times the {compressed} compressed bytes read: the shape of a decompression bomb, \
+                         not read whole (decompress it yourself if it is a real result file); stopped",
+                        floor >> 20
+                    ),
+                },
+            ),
+            Refused::Memory { wanted } => io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("no memory for {wanted} bytes of a document read whole"),
+            ),
+        }
+    }
+}
+
+impl Budget {
+    /// The budget of an input under a compression whose bytes read are counted by `compressed`.
+    pub fn compressed(compressed: Arc<AtomicU64>) -> Budget {
+        Budget { compressed: Some(compressed), floor: HOLD_FLOOR, ratio: HOLD_RATIO }
+    }
+
+    #[cfg(test)]
+    fn with_floor(compressed: Arc<AtomicU64>, floor: u64) -> Budget {
+        Budget { compressed: Some(compressed), floor, ratio: HOLD_RATIO }
+    }
+
+    /// The most bytes that may be held now; `None`: no bound of the budget's own.
+    pub fn limit(&self) -> Option<u64> {
+        let read = self.compressed.as_ref()?.load(Ordering::Relaxed);
+        Some(self.floor.max(read.saturating_mul(self.ratio)))
+    }
+
+    /// Make room in `buf` for `more` bytes: refused when `buf` would hold more than the budget
+    /// allows, or when the allocator has no memory for it (never an abort). Past [`HOLD_FLOOR`]
+    /// bytes, `held` takes the process's one place for a large held document (see [`Held`]),
+    /// waiting for it if another thread has it. The buffer grows by doubling, within the limit:
+    /// its capacity is never more than the budget allowed when it grew.
+    pub fn grow(&self, buf: &mut Vec<u8>, more: usize, held: &mut Held) -> Result<(), Refused> {
+        let need = buf.len().saturating_add(more);
+        if need <= buf.capacity() {
+            return Ok(());
+        }
+        let limit = self.limit();
+        if let Some(limit) = limit
+            && need as u64 > limit
+        {
+            let compressed = self.compressed.as_ref().map_or(0, |c| c.load(Ordering::Relaxed));
+            return Err(Refused::Budget { wanted: need as u64, compressed, floor: self.floor, ratio: self.ratio });
+        }
+        let floor = usize::try_from(HOLD_FLOOR).unwrap_or(usize::MAX);
+        if need > floor {
+            held.take();
+        }
+        let mut target = need.max(buf.capacity().saturating_mul(2)).max(256);
+        if let Some(limit) = limit {
+            target = target.min(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
+        if need <= floor {
+            target = target.min(floor);
+        }
+        let target = target.max(need);
+        buf.try_reserve_exact(target - buf.len()).map_err(|_| Refused::Memory { wanted: target as u64 })
+    }
+
+    /// Append `bytes` to `buf` within the budget (see [`Budget::grow`]).
+    pub fn extend(&self, buf: &mut Vec<u8>, bytes: &[u8], held: &mut Held) -> Result<(), Refused> {
+        self.grow(buf, bytes.len(), held)?;
+        buf.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// The one place, in the whole process, for a document held whole past [`HOLD_FLOOR`] bytes:
+/// inputs read in parallel (many files, one per core) hold at most [`HOLD_FLOOR`] each, and one of
+/// them more, so the memory of the inputs read together is bounded by the number of cores and the
+/// size of the largest input, not by their sum. Taken by [`Budget::grow`] and kept until the
+/// `Held` is dropped (with the document); a thread that already has it (a record in a document
+/// it holds) takes it again without waiting.
+#[derive(Debug, Default)]
+pub struct Held {
+    guard: Option<std::sync::MutexGuard<'static, ()>>,
+    counted: bool,
+}
+
+static LARGE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    /// How many [`Held`] of this thread have the place.
+    static HOLDING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Held {
+    fn take(&mut self) {
+        if self.counted {
+            return;
+        }
+        if HOLDING.get() == 0 {
+            self.guard = Some(LARGE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        }
+        HOLDING.set(HOLDING.get() + 1);
+        self.counted = true;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.counted {
+            HOLDING.set(HOLDING.get() - 1);
+        }
+    }
+}
+
+/// Read a decoded JSON document whole into `text`, within `budget` (a decompression bomb is
+/// refused before its bytes are held). What was read before an error stays in `text`; `held`
+/// must be kept as long as `text` is.
+pub fn read_json(reader: &mut dyn BufRead, text: &mut Vec<u8>, budget: &Budget, held: &mut Held) -> io::Result<()> {
     loop {
         let chunk = match reader.fill_buf() {
             Ok(c) => c,
@@ -173,23 +309,8 @@ fn read_json_within(
             return Ok(());
         }
         let n = chunk.len();
-        text.extend_from_slice(chunk);
+        budget.extend(text, chunk, held).map_err(Refused::into_io)?;
         reader.consume(n);
-        let (decoded, read) = (text.len() as u64, compressed.load(Ordering::Relaxed));
-        if decoded > floor && decoded > read.saturating_mul(BOMB_RATIO) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                Corrupt {
-                    layer: "compressed",
-                    decoded,
-                    message: format!(
-                        "a JSON document decoded to more than {floor} bytes from {read} bytes (more than \
-                         {BOMB_RATIO} to 1): not read whole, as the shape of a decompression bomb; decompress \
-                         it yourself if it is a real result file"
-                    ),
-                },
-            ));
-        }
     }
 }
 
@@ -369,19 +490,43 @@ impl Read for Decoded<'_> {
     }
 }
 
-/// zstd frames one after another, as `zstd` writes them and `cat a.zst b.zst` joins them;
-/// skippable frames passed over. Each frame's header is checked before the decoder sees it (its
-/// window within [`ZSTD_MAX_WINDOW`]), and its content checksum, when it has one, is verified.
-struct ZstdFrames<R: BufRead> {
-    state: Frame<R>,
+/// xz streams one after another, decoded as their bytes come, as `xz -dc` decodes: what a cut
+/// leaves before it is decoded (the blocking reader decoded an LZMA2 chunk, up to 2 MiB of text,
+/// only when the whole chunk was read, so a cut log gave nothing).
+struct XzIncremental<R: BufRead> {
+    source: Source<R>,
+    stream: lzma_rust2::XzStream,
+    done: bool,
 }
 
-type FrameSource<R> = io::Chain<io::Cursor<Vec<u8>>, Source<R>>;
-
-enum Frame<R: BufRead> {
-    Between(Source<R>),
-    In(Box<ruzstd::decoding::StreamingDecoder<FrameSource<R>, ruzstd::decoding::FrameDecoder>>),
-    Done,
+impl<R: BufRead> Read for XzIncremental<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use lzma_rust2::{Action, Status};
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let input = self.source.fill_buf()?;
+            let ended = input.is_empty();
+            let action = if ended { Action::Finish } else { Action::Run };
+            let result = self.stream.process(input, buf, action)?;
+            self.source.consume(result.bytes_consumed);
+            if result.status == Status::StreamEnd {
+                self.done = true;
+                return Ok(result.bytes_produced);
+            }
+            if result.bytes_produced > 0 {
+                return Ok(result.bytes_produced);
+            }
+            if ended {
+                return Err(cut("stream"));
+            }
+            if result.bytes_consumed == 0 {
+                // Input given, room given, nothing done: never the case for a decoder that works.
+                return Err(invalid("the xz decoder made no progress"));
+            }
+        }
+    }
 }
 
 fn invalid(message: impl Into<String>) -> io::Error {
@@ -404,117 +549,6 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 fn cut(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, format!("cut off in a {what}"))
-}
-
-/// The next frame's header from `source`, checked: `None` at the end of the input, after any
-/// skippable frames. The header's bytes are returned to be read again by the decoder.
-fn next_frame_header<R: BufRead>(source: &mut Source<R>) -> io::Result<Option<Vec<u8>>> {
-    loop {
-        let mut magic = [0u8; 4];
-        match read_full(source, &mut magic)? {
-            0 => return Ok(None),
-            4 => {}
-            _ => return Err(cut("frame's magic number")),
-        }
-        let magic_number = u32::from_le_bytes(magic);
-        if magic_number & 0xffff_fff0 == 0x184d_2a50 {
-            // A skippable frame: its length, then that many bytes of no content.
-            let mut len = [0u8; 4];
-            if read_full(source, &mut len)? < 4 {
-                return Err(cut("skippable frame"));
-            }
-            let len = u64::from(u32::from_le_bytes(len));
-            if io::copy(&mut source.by_ref().take(len), &mut io::sink())? < len {
-                return Err(cut("skippable frame"));
-            }
-            continue;
-        }
-        if magic_number != 0xfd2f_b528 {
-            return Err(invalid(format!("no zstd frame starts here (bytes {magic:02x?})")));
-        }
-        let mut header = magic.to_vec();
-        let mut descriptor = [0u8; 1];
-        if read_full(source, &mut descriptor)? < 1 {
-            return Err(cut("frame header"));
-        }
-        let d = descriptor[0];
-        let single_segment = d & 0x20 != 0;
-        let dict_bytes = [0, 1, 2, 4][usize::from(d & 3)];
-        let fcs_bytes = match d >> 6 {
-            0 if single_segment => 1,
-            0 => 0,
-            1 => 2,
-            2 => 4,
-            _ => 8,
-        };
-        let rest = usize::from(!single_segment) + dict_bytes + fcs_bytes;
-        let mut fields = vec![0u8; rest];
-        if read_full(source, &mut fields)? < rest {
-            return Err(cut("frame header"));
-        }
-        let window = if single_segment {
-            let fcs = &fields[dict_bytes..];
-            let mut v = [0u8; 8];
-            v[..fcs.len()].copy_from_slice(fcs);
-            u64::from_le_bytes(v) + if fcs_bytes == 2 { 256 } else { 0 }
-        } else {
-            let w = fields[0];
-            let log = 10 + u32::from(w >> 3);
-            let base = 1u64 << log;
-            base + (base / 8) * u64::from(w & 7)
-        };
-        if window > ZSTD_MAX_WINDOW {
-            return Err(invalid(format!(
-                "a frame asks for a window of {} MiB, more than the {} MiB `zstd -d` decodes by default",
-                window >> 20,
-                ZSTD_MAX_WINDOW >> 20
-            )));
-        }
-        header.push(d);
-        header.extend_from_slice(&fields);
-        return Ok(Some(header));
-    }
-}
-
-impl<R: BufRead> Read for ZstdFrames<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use ruzstd::decoding::{FrameDecoder, StreamingDecoder};
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        loop {
-            match std::mem::replace(&mut self.state, Frame::Done) {
-                Frame::Done => return Ok(0),
-                Frame::Between(mut source) => {
-                    let Some(header) = next_frame_header(&mut source)? else { return Ok(0) };
-                    let chained = io::Cursor::new(header).chain(source);
-                    // The header was checked and is all in memory: an error here is the header's.
-                    let decoder = StreamingDecoder::new_with_decoder(chained, FrameDecoder::new())
-                        .map_err(|e| invalid(e.to_string()))?;
-                    self.state = Frame::In(Box::new(decoder));
-                }
-                Frame::In(mut decoder) => {
-                    let n = decoder.read(buf)?;
-                    if n > 0 {
-                        self.state = Frame::In(decoder);
-                        return Ok(n);
-                    }
-                    let frame = &decoder.decoder;
-                    if !frame.is_finished() {
-                        return Err(cut("frame"));
-                    }
-                    if let (Some(stated), Some(computed)) =
-                        (frame.get_checksum_from_data(), frame.get_calculated_checksum())
-                    {
-                        if stated != computed {
-                            return Err(invalid("a frame's content checksum does not match its content"));
-                        }
-                    }
-                    self.state = Frame::Between(decoder.into_inner().into_inner().1);
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -554,7 +588,8 @@ mod tests {
             let compressed = gzip(doc);
             let mut reader = decoder(Layer::Gzip, &compressed[..], counted.clone());
             let mut text = Vec::new();
-            read_json_within(&mut reader, &mut text, &counted, floor).map(|()| text)
+            let budget = Budget::with_floor(counted, floor);
+            read_json(&mut reader, &mut text, &budget, &mut Held::default()).map(|()| text)
         };
         let bomb = [&b"{\"a\": \""[..], &vec![b'a'; 4 << 20]].concat();
         let e = read(&bomb, 64 << 10).unwrap_err();

@@ -19,10 +19,12 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+mod dupes;
 pub mod embedded;
 mod fast;
 mod keep;
 pub mod units;
+pub use dupes::{duplicate_error, duplicate_key, is_duplicate_error};
 pub use fast::read_doc as read_doc_fast;
 pub use keep::{Keys, Reads};
 
@@ -257,7 +259,12 @@ pub enum Array<'t> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum GapSums<'t> {
     Read(Vec<f64>),
-    Unread(&'t [u8]),
+    /// The list's text, and its sums to within a few units of the 16th digit (the fast path's
+    /// own parse: for checks with a tolerance, [`GapSums::approx`]).
+    Unread {
+        text: &'t [u8],
+        approx: Vec<f64>,
+    },
 }
 
 impl GapSums<'_> {
@@ -266,7 +273,7 @@ impl GapSums<'_> {
     pub fn read(&self) -> Option<std::borrow::Cow<'_, [f64]>> {
         match self {
             GapSums::Read(v) => Some(v.into()),
-            GapSums::Unread(text) => {
+            GapSums::Unread { text, .. } => {
                 let mut de = serde_json::Deserializer::from_slice(text);
                 let array = ArraySeed(ArrayKind::Gaps).deserialize(&mut de).ok()?;
                 de.end().ok()?;
@@ -275,6 +282,17 @@ impl GapSums<'_> {
                     _ => None,
                 }
             }
+        }
+    }
+}
+
+impl GapSums<'_> {
+    /// The sum of each request's gaps, read exactly or to within a few units of the 16th
+    /// significant digit (the fast path's): for checks whose tolerance is far wider.
+    pub fn approx(&self) -> Option<std::borrow::Cow<'_, [f64]>> {
+        match self {
+            GapSums::Read(v) => Some(v.into()),
+            GapSums::Unread { approx, .. } => Some(approx.into()),
         }
     }
 }
@@ -619,6 +637,15 @@ mod tests {
                 Some(doc) => assert_eq!(Some(read_sums(doc)), slow.ok(), "{text}"),
                 None => assert!(!fast, "the fast path gave up on {text}"),
             }
+        }
+        // The fast path's own sums of the gaps are the exact ones to 15 significant digits.
+        let gaps = r#"{"itls": [[0.12849158899985014, 0.12773959400010426, 1e-7, 2E+2, -0, 3.5e-3], [], [123456789012345678901234.5]]}"#;
+        let doc = read_doc_fast(gaps.as_bytes(), &arrays, 1).unwrap();
+        let Some(Array::Gaps { sums, .. }) = doc.array("itls") else { panic!() };
+        let (exact, approx) = (sums.read().unwrap(), sums.approx().unwrap());
+        assert_eq!(exact.len(), 3);
+        for (e, a) in exact.iter().zip(approx.iter()) {
+            assert!((e - a).abs() <= 1e-15 * e.abs(), "{e} {a}");
         }
         // Nesting near serde_json's limit is left to the slow path, which counts the top level.
         let deep = format!(r#"{{"a": {}{}}}"#, "[".repeat(127), "]".repeat(127));

@@ -10,6 +10,7 @@ use std::io::{self, BufRead};
 
 pub mod decode;
 pub mod json;
+pub mod mixed;
 
 /// Longest line kept, in bytes; the rest of a longer line is skipped (it cannot be a result row).
 pub const MAX_LINE: usize = 64 * 1024;

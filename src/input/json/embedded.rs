@@ -20,6 +20,8 @@
 //! that never close) costs linear time, not quadratic; once the budget is spent, a candidate that
 //! is not taken is passed over whole.
 
+use crate::input::decode::{Budget, Held, UNBOUNDED};
+
 /// Longest candidate kept, in bytes (a `--save-detailed` result of a few thousand requests).
 pub const MAX_RECORD: usize = 64 << 20;
 /// Deepest nesting of brackets followed (serde_json stops at 128).
@@ -71,6 +73,8 @@ struct Candidate {
     /// Last byte of the current line that is not white space.
     last: u8,
     nested: bool,
+    /// The place of a large held record, when it is one (see [`Budget::grow`]).
+    held: Held,
 }
 
 /// Finds JSON records in a text fed to it piece by piece (see the module's documentation).
@@ -85,6 +89,8 @@ pub struct Finder {
     unescaped: u8,
     /// Reading inside a candidate that was not taken.
     nested: bool,
+    /// What a candidate may hold, beside [`MAX_RECORD`] (a decompressed text's bound).
+    budget: Budget,
 }
 
 impl Default for Finder {
@@ -104,7 +110,13 @@ enum Step {
 
 impl Finder {
     pub fn new() -> Finder {
-        Finder { line: 1, fixed_line: false, candidate: None, fed: 0, reread: 0, unescaped: 0, nested: false }
+        Finder::within(UNBOUNDED.clone())
+    }
+
+    /// A finder whose candidates stay within `budget` (a decompressed text's: see
+    /// [`crate::input::decode::Budget`]); one past it is passed over, as one past [`MAX_RECORD`].
+    pub fn within(budget: Budget) -> Finder {
+        Finder { line: 1, fixed_line: false, candidate: None, fed: 0, reread: 0, unescaped: 0, nested: false, budget }
     }
 
     /// Read the next piece of the text.
@@ -149,6 +161,7 @@ impl Finder {
                     in_escaped_string: false,
                     last: b'{',
                     nested: self.nested,
+                    held: Held::default(),
                 });
                 i += j + 1;
                 continue;
@@ -156,15 +169,22 @@ impl Finder {
             let rest = &bytes[i..];
             match step(c, rest) {
                 Step::More => {
-                    c.buf.extend_from_slice(rest);
+                    let kept = self.budget.extend(&mut c.buf, rest, &mut c.held);
                     self.count_lines(rest);
                     i = bytes.len();
+                    if kept.is_err() {
+                        // Past what may be held: passed over (reading it again would cost as much).
+                        self.candidate = None;
+                    }
                 }
                 Step::Done(n) => {
-                    c.buf.extend_from_slice(&rest[..n]);
+                    let kept = self.budget.extend(&mut c.buf, &rest[..n], &mut c.held);
                     self.count_lines(&rest[..n]);
                     i += n;
                     let c = self.candidate.take().expect("open");
+                    if kept.is_err() {
+                        continue;
+                    }
                     if c.in_escaped_string {
                         self.unescape_and_read(c, judge);
                     } else {
@@ -176,10 +196,13 @@ impl Finder {
                     }
                 }
                 Step::Abandon(n) => {
-                    c.buf.extend_from_slice(&rest[..n]);
+                    let kept = self.budget.extend(&mut c.buf, &rest[..n], &mut c.held);
                     self.count_lines(&rest[..n]);
                     i += n;
                     let c = self.candidate.take().expect("open");
+                    if kept.is_err() {
+                        continue;
+                    }
                     self.reread(c, judge);
                 }
             }
@@ -228,6 +251,7 @@ impl Finder {
             reread: 0,
             unescaped: self.unescaped + 1,
             nested: c.nested,
+            budget: self.budget.clone(),
         };
         inner.feed(&text, judge);
         inner.finish(judge);

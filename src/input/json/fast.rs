@@ -26,6 +26,10 @@ use super::{Array, ArrayKind, ArraySeed, Doc, GapSums, Keys, keep};
 pub fn read_doc<'t>(text: &'t [u8], arrays: &Keys, line: usize) -> Option<Doc<'t>> {
     let mut p = Parser { b: text, i: 0 };
     let mut doc = Doc { line, ..Default::default() };
+    // A duplicate key, at the top or in a field's value, is left to the slow path, which refuses
+    // the document naming it ([`super::duplicate_key`]). The per-request arrays the fast path
+    // reads itself hold numbers and strings only: no object, so no key.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     p.ws();
     p.eat(b'{')?;
     p.ws();
@@ -33,15 +37,18 @@ pub fn read_doc<'t>(text: &'t [u8], arrays: &Keys, line: usize) -> Option<Doc<'t
         loop {
             p.ws();
             let key = p.key()?;
+            if !seen.insert(key) {
+                return None;
+            }
             p.ws();
             p.eat(b':')?;
             p.ws();
             let start = p.i;
             match arrays.get(key) {
                 Some(ArrayKind::Gaps) => {
-                    if let Some(counts) = p.gap_counts()? {
-                        doc.arrays
-                            .push((key.to_string(), Array::Gaps { counts, sums: GapSums::Unread(&text[start..p.i]) }));
+                    if let Some((counts, approx)) = p.gap_counts()? {
+                        let sums = GapSums::Unread { text: &text[start..p.i], approx };
+                        doc.arrays.push((key.to_string(), Array::Gaps { counts, sums }));
                     }
                 }
                 Some(ArrayKind::Counted) => {
@@ -58,6 +65,9 @@ pub fn read_doc<'t>(text: &'t [u8], arrays: &Keys, line: usize) -> Option<Doc<'t
                 None => {
                     p.skip_value(0)?;
                     let slice = &text[start..p.i];
+                    if matches!(slice.first(), Some(b'{' | b'[')) && super::duplicate_key(slice).is_some() {
+                        return None;
+                    }
                     let value: Value = match keep::top_seed(arrays, key) {
                         Some(seed) => serde_slice(slice, seed)?,
                         None => serde_slice(slice, keep::Skimmed)?,
@@ -165,16 +175,20 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Past a number's integer part as JSON's grammar has it (digits, no leading zero): how many
+    /// digits; None when there is none or it has a leading zero.
+    fn int_part(&mut self) -> Option<usize> {
+        match self.digits() {
+            0 => None,
+            n if n > 1 && self.b[self.i - n] == b'0' => None,
+            n => Some(n),
+        }
+    }
+
     /// Past a number of JSON's grammar; the longest run of digits, and of exponent digits.
     fn number(&mut self) -> Option<(usize, usize)> {
         let _ = self.eat(b'-');
-        let int = self.digits();
-        match int {
-            0 => return None,
-            1 => {}
-            _ if self.b[self.i - int] == b'0' => return None,
-            _ => {}
-        }
+        let int = self.int_part()?;
         let mut longest = int;
         if self.eat(b'.').is_some() {
             let frac = self.digits();
@@ -266,22 +280,74 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The number of gaps in each request's list of plain numbers (`None` for a null array).
-    fn gap_counts(&mut self) -> Option<Option<Vec<u32>>> {
-        let mut counts = Vec::new();
+    /// The number of gaps in each request's list of plain numbers, and their approximate sum
+    /// ([`gap`](Self::gap)); `None` for a null array.
+    #[allow(clippy::type_complexity)]
+    fn gap_counts(&mut self) -> Option<Option<(Vec<u32>, Vec<f64>)>> {
+        let (mut counts, mut sums) = (Vec::new(), Vec::new());
         let present = self.list(|p| {
-            let mut n = 0u32;
+            let (mut n, mut sum) = (0u32, 0.0);
             if p.literal(b"null").is_none() {
                 p.list(|p| {
-                    let (digits, exp) = p.number()?;
+                    sum += p.gap()?;
                     n += 1;
-                    (digits <= MAX_GAP_DIGITS && exp <= 2).then_some(())
+                    Some(())
                 })??;
             }
             counts.push(n);
+            sums.push(sum);
             Some(())
         })?;
-        Some(present.map(|_| counts))
+        Some(present.map(|_| (counts, sums)))
+    }
+
+    /// Past a gap (a number, with at most [`MAX_GAP_DIGITS`] digits in a run and two exponent
+    /// digits), and its value to within a few units of the 16th significant digit: the digits
+    /// eight at a time, scaled once. Not serde_json's correctly rounded parse (which would double
+    /// the time of a 100k-request file); its sums serve checks with a tolerance far wider
+    /// ([`crate::derive::requests`]), never a printed figure.
+    fn gap(&mut self) -> Option<f64> {
+        let negative = self.eat(b'-').is_some();
+        let int_start = self.i;
+        let int = self.int_part()?;
+        let mut mantissa = digits_value(&self.b[int_start..self.i]);
+        let mut scale = 0i32;
+        let mut longest = int;
+        if self.eat(b'.').is_some() {
+            let start = self.i;
+            let frac = self.digits();
+            if frac == 0 || frac > MAX_GAP_DIGITS {
+                return None;
+            }
+            longest = longest.max(frac);
+            mantissa = mantissa * pow10(frac as i32) + digits_value(&self.b[start..self.i]);
+            scale = -(frac as i32);
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.i += 1;
+            let sign = match self.peek() {
+                Some(b'-') => {
+                    self.i += 1;
+                    -1
+                }
+                Some(b'+') => {
+                    self.i += 1;
+                    1
+                }
+                _ => 1,
+            };
+            let start = self.i;
+            let exp = self.digits();
+            if exp == 0 || exp > 2 {
+                return None;
+            }
+            scale += sign * digits_value(&self.b[start..self.i]) as i32;
+        }
+        if longest > MAX_GAP_DIGITS {
+            return None;
+        }
+        let v = mantissa * pow10(scale);
+        Some(if negative { -v } else { v })
     }
 
     /// The number of items of a list of strings, numbers and nulls (`None` for a null array).
@@ -308,6 +374,39 @@ fn leading_digits(chunk: u64) -> usize {
     let x = chunk ^ (ONES * u64::from(b'0'));
     let not_digit = (x.wrapping_add(ONES * 0x76) | x) & (ONES * 0x80);
     not_digit.trailing_zeros() as usize / 8
+}
+
+/// The value of eight ASCII digits (little-endian: the first in the text is the lowest byte).
+fn eight_digits(chunk: u64) -> u64 {
+    let x = chunk & 0x0f0f_0f0f_0f0f_0f0f;
+    let x = (x.wrapping_mul(10) + (x >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let x = (x.wrapping_mul(100) + (x >> 16)) & 0x0000_ffff_0000_ffff;
+    (x.wrapping_mul(10000) + (x >> 32)) & 0xffff_ffff
+}
+
+/// The value of a run of ASCII digits, as a float (exact up to 2^53).
+fn digits_value(d: &[u8]) -> f64 {
+    let mut acc = 0.0;
+    let mut chunks = d.chunks_exact(8);
+    for c in &mut chunks {
+        acc = acc * 1e8 + eight_digits(u64::from_le_bytes(c.try_into().expect("8 bytes"))) as f64;
+    }
+    let rest = chunks.remainder();
+    let r = rest.iter().fold(0u64, |r, b| r * 10 + u64::from(b - b'0'));
+    acc * pow10(rest.len() as i32) + r as f64
+}
+
+/// `10^k`.
+fn pow10(k: i32) -> f64 {
+    const POS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+        1e20, 1e21, 1e22,
+    ];
+    match k {
+        0..=22 => POS[k as usize],
+        -22..=-1 => 1.0 / POS[(-k) as usize],
+        _ => 10f64.powi(k),
+    }
 }
 
 /// A byte below 0x20 (not allowed raw in a JSON string); written to vectorize.
