@@ -1,6 +1,7 @@
 //! Compiles every `parsers/*.toml` into the binary, so it runs from anywhere and a new definition
 //! needs no Rust change; and generates the canonical vocabulary (`FIELDS` and one typed key per
-//! figure) from `src/vocabulary.toml`, as tokei generates its language enum from its data.
+//! figure) from `src/vocabulary.toml`, and the typed rule ids (`RuleId`) from `src/rules.toml`,
+//! as tokei generates its language enum from its data.
 
 use std::{collections::BTreeMap, env, fmt::Write as _, fs, path::PathBuf};
 
@@ -9,6 +10,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     parsers(&root, &out_dir);
     vocabulary(&root, &out_dir);
+    rules(&root, &out_dir);
 }
 
 fn parsers(root: &std::path::Path, out_dir: &std::path::Path) {
@@ -133,4 +135,80 @@ fn write_module(out: &mut String, name: &str, m: &Module, depth: usize) {
         write_module(out, sub, sm, depth + 1);
     }
     writeln!(out, "{pad}}}").unwrap();
+}
+
+/// `src/rules.toml` -> `enum RuleId` (one variant per rule, in report order) with its id, severity
+/// and stage. A file that is not a valid rule list stops the build with the reason.
+fn rules(root: &std::path::Path, out_dir: &std::path::Path) {
+    let file = root.join("src/rules.toml");
+    println!("cargo:rerun-if-changed={}", file.display());
+    let text = fs::read_to_string(&file).expect("src/rules.toml exists");
+    let doc: toml::Table = text.parse().unwrap_or_else(|e| panic!("src/rules.toml: {e}"));
+    let rules = doc.get("rule").and_then(toml::Value::as_array).expect("src/rules.toml: a [[rule]] list");
+    let mut seen = std::collections::HashSet::new();
+    let (mut variants, mut ids, mut severities, mut stages, mut all) =
+        (String::new(), String::new(), String::new(), String::new(), String::new());
+    for (i, r) in rules.iter().enumerate() {
+        let get = |k: &str| -> &str {
+            r.get(k).and_then(toml::Value::as_str).unwrap_or_else(|| panic!("src/rules.toml: rule {i}: no `{k}`"))
+        };
+        let (id, severity, stage) = (get("id"), get("severity"), get("stage"));
+        if let Some(extra) =
+            r.as_table().and_then(|t| t.keys().find(|k| !["id", "severity", "stage"].contains(&k.as_str())))
+        {
+            panic!("src/rules.toml: {id}: unknown key `{extra}`");
+        }
+        assert!(seen.insert(id.to_string()), "src/rules.toml: {id} listed twice");
+        assert!(
+            !id.is_empty()
+                && id
+                    .split('-')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())),
+            "src/rules.toml: {id}: not a kebab-case id"
+        );
+        let severity = match severity {
+            "error" => "Error",
+            "warning" => "Warning",
+            "info" => "Info",
+            s => panic!("src/rules.toml: {id}: unknown severity `{s}`"),
+        };
+        let stage = match stage {
+            "validate" => "Validate",
+            "check" => "Check",
+            "fold" => "Fold",
+            "run" => "Run",
+            s => panic!("src/rules.toml: {id}: unknown stage `{s}`"),
+        };
+        let variant: String = id
+            .split('-')
+            .map(|p| {
+                let mut c = p.chars();
+                c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            })
+            .collect();
+        writeln!(variants, "    /// `{id}`.\n    {variant},").unwrap();
+        writeln!(ids, "            RuleId::{variant} => {id:?},").unwrap();
+        writeln!(severities, "            RuleId::{variant} => Severity::{severity},").unwrap();
+        writeln!(stages, "            RuleId::{variant} => RuleStage::{stage},").unwrap();
+        writeln!(all, "        RuleId::{variant},").unwrap();
+    }
+    let mut out = String::new();
+    out.push_str("/// Every rule a check can come from (generated from `src/rules.toml`, in report order).\n");
+    out.push_str("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]\n");
+    writeln!(out, "pub enum RuleId {{\n{variants}}}\n").unwrap();
+    out.push_str("impl RuleId {\n");
+    writeln!(out, "    /// Every rule, in report order.\n    pub const ALL: &[RuleId] = &[\n{all}    ];\n").unwrap();
+    for (doc, name, ty, arms) in [
+        ("The id as reports write it (kebab-case).", "as_str", "&'static str", &ids),
+        ("What a failure of the rule does (docs/metrics.md, the rules table).", "severity", "Severity", &severities),
+        ("The stage that adds the rule's check.", "stage", "RuleStage", &stages),
+    ] {
+        writeln!(
+            out,
+            "    /// {doc}\n    pub const fn {name}(self) -> {ty} {{\n        match self {{\n{arms}        }}\n    }}\n"
+        )
+        .unwrap();
+    }
+    out.push_str("}\n");
+    fs::write(out_dir.join("rules.rs"), out).unwrap();
 }

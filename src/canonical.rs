@@ -91,16 +91,17 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     if let Some(n) = &origin.definition.note {
         notes.push(Note { code: "parser-note".into(), message: n.clone(), line: origin.first_line });
     }
-    if !run.has(reported::E2E_MS) && run.requests.is_none() {
-        if let Some(h) = &origin.definition.semantics.missing_e2e_hint {
-            notes.push(Note { code: "no-e2e".into(), message: h.clone(), line: origin.first_line });
-        }
+    if !run.has(reported::E2E_MS)
+        && run.requests.is_none()
+        && let Some(h) = &origin.definition.semantics.missing_e2e_hint
+    {
+        notes.push(Note { code: "no-e2e".into(), message: h.clone(), line: origin.first_line });
     }
     run.source.semantics = semantics(origin.definition, origin.variant, &run);
-    if run.has(reported::ITL_MS) {
-        if let Some(per) = run.source.semantics.itl {
-            run.set(reported::ITL_PER, Figure::Text(per.as_str().into()));
-        }
+    if run.has(reported::ITL_MS)
+        && let Some(per) = run.source.semantics.itl
+    {
+        run.set(reported::ITL_PER, Figure::Text(per.as_str().into()));
     }
     run.notes = notes;
     run
@@ -289,6 +290,12 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
     s
 }
 
+/// The semantics a definition (and variant) gives a run: what `check` holds a canonical report's
+/// declared `source.semantics` to (`semantics-declared`, src/check/semantics.rs).
+pub(crate) fn semantics_of(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantics {
+    semantics(def, variant, run)
+}
+
 /// What a definition, and the variant over it, say of the tool's rates and percentiles.
 fn rates_and_percentiles(def: &Definition, variant: Option<&Variant>) -> (Option<Rates>, Option<PercentileMethod>) {
     (
@@ -387,17 +394,18 @@ pub fn reopen(run: &mut Run, input: &str, index: usize) {
     // promoted claim would be one.
     use crate::report::TpotMethod::{E2eMedianTtftTokens, PerRequest};
     let derived_only = matches!(run.derived.tpot_ms.method, Some(PerRequest | E2eMedianTtftTokens));
-    if !run.has(reported::TPOT_MS) && !derived_only {
-        if let Some(claimed) = run.derived.tpot_ms.mean {
-            let mut st = Stat::default();
-            st.set(crate::report::StatKey::Mean, claimed);
-            run.set(reported::TPOT_MS, Figure::Stat(st));
-            run.notes.push(Note {
-                code: "claimed-tpot".into(),
-                message: format!("the report's derived.tpot_ms.mean {claimed} is checked as its claimed TPOT"),
-                line: None,
-            });
-        }
+    if !run.has(reported::TPOT_MS)
+        && !derived_only
+        && let Some(claimed) = run.derived.tpot_ms.mean
+    {
+        let mut st = Stat::default();
+        st.set(crate::report::StatKey::Mean, claimed);
+        run.set(reported::TPOT_MS, Figure::Stat(st));
+        run.notes.push(Note {
+            code: "claimed-tpot".into(),
+            message: format!("the report's derived.tpot_ms.mean {claimed} is checked as its claimed TPOT"),
+            line: None,
+        });
     }
     fill_semantics(run);
     run.checks.clear();

@@ -9,10 +9,10 @@
 //!    value out of its range. Any of them makes the input unusable (exit 3); nothing is dropped.
 //! 2. **Restated figures.** A canonical report's `derived` section, `checks` and `verdict` are
 //!    recomputed from its `reported`, `totals` and `workload`, never read. Where the report states a
-//!    derived figure its own inputs do not give, that is a contradiction ([`RESTATED`], an error
+//!    derived figure its own inputs do not give, that is a contradiction (`derived-restated`, an error
 //!    that names both figures).
 //! 3. **Headline definitions.** Every headline figure must agree with its definition
-//!    ([`HEADLINES`]): dstack's `output_tok_per_s` is `total_output_tokens / duration_seconds` and
+//!    (`headline-definitions`): dstack's `output_tok_per_s` is `total_output_tokens / duration_seconds` and
 //!    its `per_user_tok_per_s` is `output_tok_per_s / workload.concurrency` (dstack's `## Benchmark`
 //!    instructions to its agent); a canonical per-user rate is `1000 / TPOT`. A headline figure that
 //!    cannot be verified is an error saying why. dstack's own model rules (no failed request, every
@@ -25,15 +25,12 @@
 //! digits passes and a coarser one does not.
 
 mod definitions;
+mod semantics;
 mod shape;
 
-pub use definitions::{restated, verify};
-pub use shape::{ShapeError, canonical_shape, dstack_shape};
-
-/// Rule id: a canonical report's stated `derived` figures against their recomputation.
-pub const RESTATED: &str = "derived-restated";
-/// Rule id: headline figures against their definitions.
-pub const HEADLINES: &str = "headline-definitions";
+pub use definitions::{implicit, restated, verify};
+pub use semantics::declared as declared_semantics;
+pub use shape::{ShapeError, canonical_shape, dstack_metrics_shape, dstack_shape};
 
 #[cfg(test)]
 mod tests {

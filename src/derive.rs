@@ -58,6 +58,11 @@ impl Inputs {
     }
 }
 
+/// How far [`round`] moves a figure, relative: half a unit in the sixth significant digit is at
+/// most `5e-6 x |x|`. A rule that compares a rounded derived figure with a tight bound adds this
+/// to its slack, or an exact figure is rejected for the digits its own rounding dropped.
+pub const ROUNDED_REL: f64 = 5e-6;
+
 /// Round to 6 significant digits: derived figures carry no more precision than their inputs.
 pub fn round(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
@@ -238,21 +243,20 @@ pub fn derive(run: &Run) -> Derived {
         (None, _, _) => undefined(&mut d, "tokens_per_chunk", "no mean ITL was printed".into()),
         _ => undefined(&mut d, "tokens_per_chunk", "needs a per-chunk ITL and a TPOT".into()),
     }
-    if i.e2e_mean.is_none() {
-        if let (Some(ttft), Some(t), Some(n)) = (i.ttft_mean, i.tool_tpot_mean, i.n_avg()) {
-            if n >= 1.0 {
-                d.e2e_ms = Some(DerivedE2e {
-                    mean: round(ttft + (n - 1.0) * t),
-                    approximate: true,
-                    formula: format!(
-                        "TTFT {} + ({} tokens/request - 1) x TPOT {} (no E2E latency was printed)",
-                        show(ttft),
-                        show(n),
-                        show(t)
-                    ),
-                });
-            }
-        }
+    if i.e2e_mean.is_none()
+        && let (Some(ttft), Some(t), Some(n)) = (i.ttft_mean, i.tool_tpot_mean, i.n_avg())
+        && n >= 1.0
+    {
+        d.e2e_ms = Some(DerivedE2e {
+            mean: round(ttft + (n - 1.0) * t),
+            approximate: true,
+            formula: format!(
+                "TTFT {} + ({} tokens/request - 1) x TPOT {} (no E2E latency was printed)",
+                show(ttft),
+                show(n),
+                show(t)
+            ),
+        });
     }
     d
 }
@@ -293,10 +297,10 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
         };
         let Some(e2e) = finite(e2e) else { continue };
         e2es.push(e2e);
-        if let Some(counts) = &req.gap_counts {
-            if out >= 1.0 {
-                chunks.push(out / (counts[i] as f64 + 1.0));
-            }
+        if let Some(counts) = &req.gap_counts
+            && out >= 1.0
+        {
+            chunks.push(out / (counts[i] as f64 + 1.0));
         }
         if out <= 1.0 {
             single += 1;

@@ -20,6 +20,7 @@ mod block;
 mod classify;
 mod known;
 mod line;
+pub mod missing;
 mod mode;
 mod prefilter;
 mod prefix;
@@ -27,7 +28,7 @@ mod scan;
 mod table;
 
 pub use args::args_dump;
-pub use block::{Block, BlockEnd, BodyRow, ContextLine};
+pub use block::{Block, BlockEnd, BodyRow, ContextLine, Neighbour};
 pub use classify::{DocKind, classify_doc, doc_keys};
 pub use line::section_name;
 pub use scan::Scanner;

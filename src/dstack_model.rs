@@ -4,19 +4,30 @@
 //!
 //! Read from the run's rows (a JSON document's every key is a row, its path the label, a `null`
 //! an absent value), so that a key dstack does not know, a `null` where it needs a number and a
-//! value out of its bounds are each named. The dstack-preset shape (a bare `benchmark` object)
-//! also accepts what dstack#4230 proposes: `metrics.e2e_ms`, and `null` TPOT figures; the
-//! documents dstack's agent writes (`trial.json`, `final_report.json`) are held to the model as
-//! it is.
+//! value out of its bounds are each named. Every document is held to the model as dstack 0.22.5
+//! has it: a bare `benchmark` object, the documents dstack's agent writes (`trial.json`,
+//! `final_report.json`), and a bare `metrics` object (`PresetBenchmarkMetrics`). dstack#4230's
+//! proposed `e2e_ms` is a key dstack forbids: a document whose only violations are the
+//! proposal's is said to be one dstack would refuse, the rule skipped, never passed (`outcome`).
 
 use crate::report::Run;
 
-/// Where the `benchmark` object lies in a document of a dstack definition, and whether the
-/// proposal's relaxations apply; `None` for a run read by another definition.
-fn root(run: &Run) -> Option<(&'static str, bool)> {
+/// Which of dstack's models a dstack document is read against, and where it lies in the
+/// document; `None` for a run read by another definition.
+#[derive(Clone, Copy, PartialEq)]
+enum Model {
+    /// `PresetBenchmark`, below this prefix (`""`: a bare benchmark object; `benchmark.`: dstack's
+    /// agent documents).
+    Benchmark(&'static str),
+    /// `PresetBenchmarkMetrics` alone: a bare `metrics` object (`--format dstack` of a log).
+    Metrics,
+}
+
+fn model(run: &Run) -> Option<Model> {
     match run.source.parser.as_str() {
-        "dstack-preset" => Some(("", true)),
-        "dstack-agent-document" => Some(("benchmark.", false)),
+        "dstack-preset" => Some(Model::Benchmark("")),
+        "dstack-agent-document" => Some(Model::Benchmark("benchmark.")),
+        "dstack-metrics" => Some(Model::Metrics),
         _ => None,
     }
 }
@@ -70,35 +81,46 @@ const FIELDS: &[(&str, Kind)] = &[
 /// Objects of the model (a row of one of these is an object written empty or as a whole).
 const OBJECTS: &[&str] = &["workload", "metrics", "metrics.ttft_ms", "metrics.tpot_ms"];
 
-/// What dstack's model would refuse in a dstack document: `None` for a run of another source,
-/// else every violation (empty: dstack accepts it).
+/// What dstack's model would refuse in a dstack document, exactly as dstack 0.22.5's pydantic
+/// model decides (no relaxation: dstack#4230's `e2e_ms` is a key dstack forbids): `None` for a
+/// run of another source, else every violation (empty: dstack accepts it).
 pub fn violations(run: &Run) -> Option<Vec<String>> {
-    let (root, proposal) = root(run)?;
+    let m = model(run)?;
+    let root = match m {
+        Model::Benchmark(prefix) => prefix,
+        Model::Metrics => "",
+    };
+    // The model's fields and objects, relative to the document's root.
+    let fields: Vec<(&str, Kind)> = match m {
+        Model::Benchmark(_) => FIELDS.to_vec(),
+        Model::Metrics => FIELDS.iter().filter_map(|(p, k)| p.strip_prefix("metrics.").map(|p| (p, *k))).collect(),
+    };
+    let objects: Vec<&str> = match m {
+        Model::Benchmark(_) => OBJECTS.to_vec(),
+        Model::Metrics => OBJECTS.iter().filter_map(|p| p.strip_prefix("metrics.")).collect(),
+    };
     let mut out = Vec::new();
-    // The rows below the benchmark object: path relative to it, value (None: null).
+    // The rows below the model's root: path relative to it, value (None: null).
     let rows: Vec<(&str, Option<&str>)> =
         run.rows.iter().filter_map(|r| r.label.strip_prefix(root).map(|rel| (rel, r.value.as_deref()))).collect();
     let value = |path: &str| rows.iter().find(|(p, _)| *p == path).map(|(_, v)| *v);
-    let proposed = |path: &str| proposal && (path == "metrics.e2e_ms" || path.starts_with("metrics.e2e_ms."));
     for (path, v) in &rows {
-        let known = FIELDS.iter().any(|(f, _)| f == path) || OBJECTS.contains(path);
-        if !known && !proposed(path) {
+        let known = fields.iter().any(|(f, _)| f == path) || objects.contains(path);
+        if !known {
             out.push(format!("{root}{path}: dstack does not know this key (its model forbids unknown keys)"));
-        } else if OBJECTS.contains(path) && !(proposal && *path == "metrics.tpot_ms" && v.is_none()) {
+        } else if objects.contains(path) {
             out.push(format!("{root}{path}: dstack needs an object with its fields here, got {}", v.unwrap_or("null")));
         }
     }
-    let tpot_may_be_null = |path: &str| proposal && path.starts_with("metrics.tpot_ms.");
-    for (path, kind) in FIELDS {
+    for (path, kind) in &fields {
         let at = format!("{root}{path}");
         let optional = matches!(kind, Kind::OptionalText | Kind::OptionalInt(_));
         let text = match value(path) {
-            None if optional || tpot_may_be_null(path) => continue,
+            None | Some(None) if optional => continue,
             None => {
                 out.push(format!("{at}: missing: dstack requires it"));
                 continue;
             }
-            Some(None) if optional || tpot_may_be_null(path) => continue,
             Some(None) => {
                 out.push(format!("{at}: dstack needs a value, got null"));
                 continue;
@@ -126,6 +148,11 @@ pub fn violations(run: &Run) -> Option<Vec<String>> {
             _ => {}
         }
     }
+    if m == Model::Metrics {
+        // `PresetBenchmarkMetrics` has no validator across its fields (those are
+        // `PresetBenchmark`'s).
+        return Some(out);
+    }
     // PresetBenchmark.validate_metrics.
     let number = |path: &str| value(path).flatten().and_then(|t| t.parse::<f64>().ok());
     if let Some(f) = number("metrics.failed_requests").filter(|f| *f != 0.0) {
@@ -133,23 +160,66 @@ pub fn violations(run: &Run) -> Option<Vec<String>> {
             "{root}metrics.failed_requests: {f}: dstack's model refuses a benchmark with failed requests"
         ));
     }
-    if let (Some(r), Some(n)) = (number("metrics.successful_requests"), number("workload.num_requests")) {
-        if r != n {
-            out.push(format!(
+    if let (Some(r), Some(n)) = (number("metrics.successful_requests"), number("workload.num_requests"))
+        && r != n
+    {
+        out.push(format!(
                 "{root}metrics.successful_requests: {r} is not workload.num_requests {n}: dstack's model requires them equal"
             ));
-        }
     }
     // PresetBenchmark.validate_command_has_no_bearer_token.
-    if let Some(Some(command)) = value("command") {
-        if let Some(token) = bearer_token(command) {
-            out.push(format!(
-                "{root}command: holds a bearer token value ({}...): dstack's model refuses it",
-                token.chars().take(4).collect::<String>()
-            ));
-        }
+    if let Some(Some(command)) = value("command")
+        && let Some(token) = bearer_token(command)
+    {
+        out.push(format!(
+            "{root}command: holds a bearer token value ({}...): dstack's model refuses it",
+            token.chars().take(4).collect::<String>()
+        ));
     }
     Some(out)
+}
+
+/// Whether a run is dstack#4230's proposed metrics object (a bare metrics object with `e2e_ms`,
+/// what `--format dstack-e2e` writes), whose `per_user_tok_per_s` is `1000 / tpot_ms.mean`. (A
+/// `benchmark` object with `e2e_ms` keeps dstack's definitions.)
+pub fn is_proposal(run: &Run) -> bool {
+    model(run) == Some(Model::Metrics) && run.rows.iter().any(|r| r.label == "e2e_ms" || r.label.starts_with("e2e_ms."))
+}
+
+/// The rule `dstack-model` for a dstack document: dstack's own verdict ([`violations`]). What
+/// dstack#4230 proposes is not dstack's model: a document whose only violations are the
+/// proposal's (its `e2e_ms`, and in the proposal's bare metrics object, `null` for what a run does
+/// not give) is said to be one dstack 0.22.5 would refuse, and the rule is skipped (never passed:
+/// `check`'s verdict on dstack's shape stays dstack's); any other violation fails it. `None` for a
+/// run of another source.
+pub fn outcome(run: &Run) -> Option<(crate::report::Status, String)> {
+    use crate::report::Status;
+    let v = violations(run)?;
+    let m = model(run)?;
+    let which = match m {
+        Model::Metrics => "PresetBenchmarkMetrics",
+        Model::Benchmark(_) => "PresetBenchmark",
+    };
+    let e2e = match m {
+        Model::Benchmark(prefix) => format!("{prefix}metrics.e2e_ms"),
+        Model::Metrics => "e2e_ms".into(),
+    };
+    let proposal = is_proposal(run);
+    let (proposed, other): (Vec<&String>, Vec<&String>) =
+        v.iter().partition(|x| x.starts_with(&e2e) || (proposal && x.ends_with(": dstack needs a value, got null")));
+    Some(if v.is_empty() {
+        (Status::Pass, format!("dstack's model accepts the document ({which})"))
+    } else if other.is_empty() {
+        (
+            Status::Skipped,
+            format!(
+                "dstack#4230's proposal, not dstack's model: dstack 0.22.5 would refuse it ({which}): {}",
+                proposed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+            ),
+        )
+    } else {
+        (Status::Fail, format!("dstack's model would refuse it: {} ({which})", v.join("; ")))
+    })
 }
 
 /// A credential-shaped bearer token in a command line, as dstack's validator finds it: after

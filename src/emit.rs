@@ -8,16 +8,19 @@ mod csv;
 mod dstack;
 mod explain;
 mod json;
+mod sglang_skill;
 mod table;
 
 pub use csv::{CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CSV_OBJECTIVE_COLUMNS, CsvWriter, csv_text};
 pub use dstack::{TPOT_SOURCE_AGREEMENT, Unwritable, dstack, dstack_e2e_metrics, tpot_trio};
 pub use explain::explain;
 pub use json::{JsonReport, write_json, write_jsonl};
+pub use sglang_skill::{SGLANG_SKILL_STATUSES, sglang_skill_row};
 pub use table::table;
 
 /// Output formats (the command line's `--format`; `--explain` for [`OutputFormat::Explain`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum OutputFormat {
     /// The whole report (pretty on a terminal, compact otherwise)
     Json,
@@ -37,15 +40,25 @@ pub enum OutputFormat {
     /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (a rejected run is not
     /// written)
     LlmdBr,
+    /// A row of the SGLang llm-serving-auto-benchmark skill's normalized result JSONL per run,
+    /// its SLA keys from --slo, figures derived; a run not accepted is a `failed` row
+    SglangSkill,
     /// The derivation of each run written out (`--explain`)
-    #[value(skip)]
+    #[cfg_attr(feature = "cli", value(skip))]
     Explain,
 }
 
 impl OutputFormat {
     /// Formats that print each run as soon as it is complete.
     pub fn streams(self) -> bool {
-        matches!(self, OutputFormat::Jsonl | OutputFormat::Csv | OutputFormat::LlmdBr | OutputFormat::Explain)
+        matches!(
+            self,
+            OutputFormat::Jsonl
+                | OutputFormat::Csv
+                | OutputFormat::LlmdBr
+                | OutputFormat::SglangSkill
+                | OutputFormat::Explain
+        )
     }
 }
 

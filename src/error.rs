@@ -212,6 +212,21 @@ impl Error {
         }
     }
 
+    /// The diagnostic as `--error-format json` writes it (docs/report.md, "Diagnostics"): `code`,
+    /// `message`, `input`, `line`, `column` and `exit_code`. The command line, the MCP server and
+    /// the Python module all write this one object.
+    pub fn to_json(&self) -> serde_json::Value {
+        let (line, column) = self.position();
+        serde_json::json!({
+            "code": self.code(),
+            "message": self.message(),
+            "input": self.input(),
+            "line": line,
+            "column": column,
+            "exit_code": self.exit_code() as i32,
+        })
+    }
+
     /// Line and column the error points at, when known.
     pub fn position(&self) -> (Option<usize>, Option<usize>) {
         match self {
@@ -232,31 +247,32 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+#[cfg(feature = "cli")]
 /// The error as a person reads it: one line, and for an error in an input line, that line with
 /// the column marked (annotate-snippets).
 pub fn render_human(e: &Error, styled: bool) -> String {
     use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
-    if let Error::Parse { at, message } = e {
-        if let Some(text) = &at.text {
-            let col = at.column.unwrap_or(1).saturating_sub(1).min(text.len());
-            // A span must fall on a character boundary.
-            let start = (0..=col).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
-            let end = (start + 1..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
-            // The line, the message and the input's name come from the input: escaped, and the
-            // marked span moved to where its character stands in the escaped line.
-            let (before, marked) = (printable(&text[..start]), printable(&text[start..end.max(start)]));
-            let shown = format!("{before}{marked}{}", printable(&text[end.max(start)..]));
-            let span = before.len()..before.len() + marked.len();
-            let (message, input) = (printable(message), printable(&at.input));
-            let report = &[Level::ERROR.primary_title(message.as_ref()).element(
-                Snippet::source(shown.as_str())
-                    .line_start(at.line)
-                    .path(input.as_ref())
-                    .annotation(AnnotationKind::Primary.span(span)),
-            )];
-            let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
-            return renderer.render(report).to_string();
-        }
+    if let Error::Parse { at, message } = e
+        && let Some(text) = &at.text
+    {
+        let col = at.column.unwrap_or(1).saturating_sub(1).min(text.len());
+        // A span must fall on a character boundary.
+        let start = (0..=col).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+        let end = (start + 1..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+        // The line, the message and the input's name come from the input: escaped, and the
+        // marked span moved to where its character stands in the escaped line.
+        let (before, marked) = (printable(&text[..start]), printable(&text[start..end.max(start)]));
+        let shown = format!("{before}{marked}{}", printable(&text[end.max(start)..]));
+        let span = before.len()..before.len() + marked.len();
+        let (message, input) = (printable(message), printable(&at.input));
+        let report = &[Level::ERROR.primary_title(message.as_ref()).element(
+            Snippet::source(shown.as_str())
+                .line_start(at.line)
+                .path(input.as_ref())
+                .annotation(AnnotationKind::Primary.span(span)),
+        )];
+        let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
+        return renderer.render(report).to_string();
     }
     // Every other message is one line: escaped whole, as it quotes names and text from inputs.
     format!("bench-normalize: {}", printable(&e.to_string()))

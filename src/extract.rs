@@ -33,6 +33,10 @@ pub struct Extracted {
     pub sectionless: bool,
     /// Per-request arrays of a result file.
     pub requests: Option<Requests>,
+    /// The first row whose label the definition reads, but not where it stands (in another
+    /// section, or once more than the tool prints it): its line and label. An honest block has
+    /// none; a block with another result's rows mixed in may (see `pipeline::run_of_block`).
+    pub misplaced: Option<(usize, String)>,
 }
 
 pub fn extract(block: &Block) -> Extracted {
@@ -113,18 +117,18 @@ pub fn extract(block: &Block) -> Extracted {
         if trimmed.is_empty() {
             continue;
         }
-        if row.is_none() {
-            if let Some(name) = section_name(def, trimmed) {
-                section = if name.is_empty() { None } else { Some(name) };
-                section_id = section.as_ref().map(|s| match section_names.iter().position(|n| n == s) {
-                    Some(i) => i,
-                    None => {
-                        section_names.push(s.clone());
-                        section_names.len() - 1
-                    }
-                });
-                continue;
-            }
+        if row.is_none()
+            && let Some(name) = section_name(def, trimmed)
+        {
+            section = if name.is_empty() { None } else { Some(name) };
+            section_id = section.as_ref().map(|s| match section_names.iter().position(|n| n == s) {
+                Some(i) => i,
+                None => {
+                    section_names.push(s.clone());
+                    section_names.len() - 1
+                }
+            });
+            continue;
         }
         if spec_block.noise.iter().any(|n| n.is_match(trimmed)) {
             continue;
@@ -145,7 +149,12 @@ pub fn extract(block: &Block) -> Extracted {
         let matched = def.row_spec(section.as_deref(), &label, occurrence, out.sectionless);
         let field = match matched {
             Some((spec, captured)) => read_into(&mut out, spec, captured, value, line.number, false),
-            None => None,
+            None => {
+                if out.misplaced.is_none() && def.knows_label(&label) {
+                    out.misplaced = Some((line.number, label.trim_end_matches(':').to_string()));
+                }
+                None
+            }
         };
         out.rows.push(Row {
             section: section.clone(),
@@ -187,17 +196,17 @@ fn read_into(
     }
     out.notes.extend(unread_note(&path, text, &read, line));
     // (The value is lexed again only for a row that has a total: a tuple of both would lex every one.)
-    if let Some(total) = &spec.total {
-        if let Some(b) = value::ratio_total(text) {
-            out.assignments.push(Assignment {
-                target: total.clone(),
-                index: None,
-                value: Read::Count(b),
-                line,
-                from_context,
-                unit: None,
-            });
-        }
+    if let Some(total) = &spec.total
+        && let Some(b) = value::ratio_total(text)
+    {
+        out.assignments.push(Assignment {
+            target: total.clone(),
+            index: None,
+            value: Read::Count(b),
+            line,
+            from_context,
+            unit: None,
+        });
     }
     out.assignments.push(Assignment {
         target,
@@ -467,7 +476,9 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
     };
     let latency_ms = numbers(&spec.latency);
     let input_len = numbers(&spec.input_len);
-    // The sums of the gaps only stand in for a missing latency array: read them only then.
+    // The sums of the gaps stand in for a missing latency array (read exactly then); beside one
+    // they are checked against it (`per-request-consistency`), to within a tolerance far wider
+    // than the fast path's parse of them.
     let (gap_counts, gap_sums_ms) = spec
         .gaps
         .as_ref()
@@ -475,11 +486,8 @@ fn requests_of(doc: &Doc, def: &Definition, input: &str) -> Result<Option<Reques
             let factor = a.unit.and_then(|u| u.factor_to(crate::vocabulary::Unit::Ms)).unwrap_or(1.0);
             match doc.array(&a.key)? {
                 Array::Gaps { counts, sums } => {
-                    let sums_ms = if latency_ms.is_none() {
-                        sums.read().map(|s| s.iter().map(|s| s * factor).collect::<Vec<_>>())
-                    } else {
-                        None
-                    };
+                    let sums = if latency_ms.is_none() { sums.read() } else { sums.approx() };
+                    let sums_ms = sums.map(|s| s.iter().map(|s| s * factor).collect::<Vec<_>>());
                     Some((Some(counts.clone()), sums_ms))
                 }
                 _ => None,

@@ -34,6 +34,7 @@
 
 mod canonical;
 mod check;
+#[cfg(feature = "cli")]
 mod client;
 pub mod compare;
 mod definition;
@@ -47,6 +48,7 @@ mod input;
 mod lex;
 pub mod llmd;
 pub mod objectives;
+pub mod output_schema;
 pub mod plot;
 pub mod report;
 mod schema;
@@ -55,6 +57,7 @@ mod validate;
 mod value;
 mod vocabulary;
 
+#[cfg(feature = "cli")]
 mod cli;
 mod pipeline;
 
@@ -92,6 +95,36 @@ pub trait Sink {
     fn diagnostic(&mut self, _error: Error) {}
 }
 
+/// A [`Sink`] that keeps everything it is handed: the runs in input order, and the problems that
+/// did not stop the input (`notes`). What an in-process caller (the Python module, the MCP server)
+/// reads whole.
+#[derive(Debug, Default)]
+pub struct Collect {
+    /// The runs, in input order.
+    pub runs: Vec<Run>,
+    /// Problems with part of an input while the rest was still read.
+    pub notes: Vec<Error>,
+}
+
+impl Sink for Collect {
+    fn run(&mut self, run: Run) -> Result<(), Error> {
+        self.runs.push(run);
+        Ok(())
+    }
+
+    fn diagnostic(&mut self, error: Error) {
+        self.notes.push(error);
+    }
+}
+
+impl Options<'static> {
+    /// The built-in definitions with default tolerances, `strict` as `--strict`, and
+    /// `reports_only` as `check` reads (reports only).
+    pub fn builtin(strict: bool, reports_only: bool) -> Self {
+        Options { definitions: Definitions::builtin(), policy: Policy { strict, ..Policy::default() }, reports_only }
+    }
+}
+
 impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
     fn run(&mut self, run: Run) -> Result<(), Error> {
         self(run)
@@ -127,6 +160,7 @@ pub fn normalize_str(text: &str, input: &str) -> Result<Vec<Run>, Error> {
 /// binary's only call into the library. Not a library API (it prints, and reads the process's
 /// standard input): see docs/decisions.md, "The crate's public API".
 #[doc(hidden)]
+#[cfg(feature = "cli")]
 pub fn cli_main() -> i32 {
-    cli::main()
+    cli::finish(cli::main())
 }

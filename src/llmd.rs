@@ -89,6 +89,20 @@ pub fn report(run: &Run) -> (Value, Vec<String>) {
     (Value::Object(doc), notes)
 }
 
+/// Why a run cannot be written as a Benchmark Report: `None` when it can. A report whose `results`
+/// would be empty (no TTFT or TPOT with a mean, no request counts, no rate from the totals) holds
+/// no figure for llm-d to store, and `check` would find nothing usable in it: it is not written.
+pub fn unwritable(run: &Run) -> Option<String> {
+    let (doc, notes) = report(run);
+    let empty = doc.get("results").and_then(Value::as_object).is_none_or(|r| r.is_empty());
+    empty.then(|| {
+        format!(
+            "no figure a Benchmark Report holds: {}",
+            notes.iter().skip(1).map(String::as_str).collect::<Vec<_>>().join("; ")
+        )
+    })
+}
+
 /// One line of JSON per run (newline included): a single run's output is one document that
 /// `import_benchmark_report` reads as it is; several runs are JSON Lines.
 pub fn write_line(out: &mut dyn std::io::Write, run: &Run) -> std::io::Result<()> {
@@ -378,10 +392,19 @@ fn load(run: &Run, notes: &mut Vec<String>) -> Option<Value> {
     std.insert("tool".into(), tool.into());
     std.insert("tool_version".into(), version.into());
     std.insert("source".into(), source.into());
-    // The shape of the length distribution is not stated by any run: `other`.
+    // The shape of the length distribution is not stated by any run: `other`; except where the
+    // run proves every request had the requested output length (each request's cap, and `N_out =
+    // R x L` leaves no room for a shorter one): `fixed`, which a reader (`check`) takes back as
+    // that proof, so the capacity rules hold the report's TPOT as they held the run's.
     std.insert("input_seq_len".into(), json!({ "distribution": "other", "value": input_len }));
-    if let Some(n) = run.number(workload::OUTPUT_LEN) {
-        std.insert("output_seq_len".into(), json!({ "distribution": "other", "value": n }));
+    if let Some(l) = run.number(workload::OUTPUT_LEN) {
+        let every = match (run.number(totals::OUTPUT_TOKENS), run.number(totals::SUCCESSFUL_REQUESTS)) {
+            (Some(n), Some(r)) => r >= 1.0 && l >= 1.0 && l.fract() == 0.0 && (n - r * l).abs() < 0.5,
+            _ => false,
+        };
+        let distribution = if every { "fixed" } else { "other" };
+        let value = if every { json!(l as u64) } else { json!(l) };
+        std.insert("output_seq_len".into(), json!({ "distribution": distribution, "value": value }));
     }
     if let Some(r) = run.number(workload::REQUEST_RATE).filter(|r| *r > 0.0 && r.is_finite()) {
         std.insert("rate_qps".into(), json!(r));
@@ -457,8 +480,9 @@ pub(crate) fn read(doc: &Value) -> Result<Run, (String, String)> {
         // distribution (ours write `other`: no run states the shape) says nothing of the spread.
         let seq = std.get("output_seq_len");
         if seq.and_then(|s| s.get("distribution")).and_then(Value::as_str) == Some("fixed") {
-            if let Some(n) = seq.and_then(|s| s.get("value")).and_then(Value::as_u64) {
-                run.set(workload::OUTPUT_LEN, Figure::Count(n));
+            let value = seq.and_then(|s| s.get("value")).and_then(Value::as_f64);
+            if let Some(n) = value.filter(|n| n.fract() == 0.0 && *n >= 1.0 && *n < 1e15) {
+                run.set(workload::OUTPUT_LEN, Figure::Count(n as u64));
             }
         }
     }
@@ -554,7 +578,44 @@ pub(crate) fn read(doc: &Value) -> Result<Run, (String, String)> {
             }
         }
     }
+    implicit_duration(&mut run);
     Ok(run)
+}
+
+/// A Benchmark Report states no duration, but its rates are totals over it (`request_rate` is the
+/// successful requests over the duration, as vLLM, SGLang and this tool's writer compute it;
+/// `output_token_rate` the output tokens over it): the duration is `R / request_rate`, or, when
+/// some requests failed (a converter may count them in the rate or not), `N_out /
+/// output_token_rate`. With it the capacity rules apply to the report as to a log. Each rate is
+/// then held to the other by `throughput-totals`.
+fn implicit_duration(run: &mut Run) {
+    use crate::report::{Figure, Note};
+    let positive = |k: Key| run.number(k).filter(|x| x.is_finite() && *x > 0.0);
+    let from_requests = match (run.number(totals::FAILED_REQUESTS), positive(totals::SUCCESSFUL_REQUESTS)) {
+        (Some(0.0), Some(r)) => {
+            positive(reported::REQUEST_PER_S).map(|q| (r / q, "requests.total / throughput.request_rate"))
+        }
+        _ => None,
+    };
+    let from_tokens = match (positive(totals::OUTPUT_TOKENS), positive(reported::OUTPUT_TOK_PER_S)) {
+        (Some(n), Some(rate)) => {
+            Some((n / rate, "output_length.mean x successful requests / throughput.output_token_rate"))
+        }
+        _ => None,
+    };
+    let Some((d, how)) = from_requests.or(from_tokens) else { return };
+    if !d.is_finite() || d <= 0.0 {
+        return;
+    }
+    run.set(totals::DURATION_S, Figure::Number(round(d)));
+    run.notes.push(Note {
+        code: "implicit-duration".into(),
+        message: format!(
+            "the duration {} s is read as {how}: a Benchmark Report states its rates, not its duration",
+            show(round(d))
+        ),
+        line: None,
+    });
 }
 
 #[cfg(test)]

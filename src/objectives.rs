@@ -562,10 +562,10 @@ fn e2e_value(run: &Run, key: StatKey) -> Found {
     if run.stat(reported::E2E_MS).is_some() {
         return from_stat(run, reported::E2E_MS, key, "E2E latency");
     }
-    if key == StatKey::Mean {
-        if let Some(m) = run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms) {
-            return Ok((m, "derived.per_request.e2e_mean_ms".into()));
-        }
+    if key == StatKey::Mean
+        && let Some(m) = run.derived.per_request.as_ref().and_then(|p| p.e2e_mean_ms)
+    {
+        return Ok((m, "derived.per_request.e2e_mean_ms".into()));
     }
     let why = if run.derived.e2e_ms.is_some() {
         "the tool printed no E2E latency; the E2E rebuilt from TTFT and TPOT (derived.e2e_ms) is an approximation \

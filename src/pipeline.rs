@@ -15,7 +15,7 @@ use std::io::{BufRead, Read};
 
 use serde::de::DeserializeSeed;
 
-use crate::detect::{self, Block, BlockEnd, DocKind, Scanner};
+use crate::detect::{self, Block, BlockEnd, DocKind, Neighbour, Scanner};
 use crate::input::json::{Doc, DocSeed, Documents};
 use crate::report::{self, Derived, Truncation};
 use crate::validate::Policy;
@@ -39,6 +39,9 @@ pub(crate) struct Config<'a> {
     /// it, a pipelined read of a stream takes every read as one that may wait, and waits for the
     /// second thread's runs before it: correct, but little is left of the second thread.
     pub(crate) ready: Option<&'a (dyn Fn() -> bool + Sync)>,
+    /// What this input may hold whole ([`input::decode::Budget`]): set when a compression is
+    /// taken off, unbounded otherwise.
+    pub(crate) budget: &'a input::decode::Budget,
 }
 
 impl<'a> From<&Options<'a>> for Config<'a> {
@@ -50,6 +53,7 @@ impl<'a> From<&Options<'a>> for Config<'a> {
             reports_only: opts.reports_only,
             pipelined: false,
             ready: None,
+            budget: &input::decode::UNBOUNDED,
         }
     }
 }
@@ -158,20 +162,32 @@ fn read_layer<R: BufRead>(
     }
     let mut reader = std::io::Cursor::new(head).chain(reader);
     let head = reader.get_ref().0.get_ref();
-    if layers.depth < decode::MAX_LAYERS {
-        if let Some(layer) = decode::sniff(head) {
-            let counted = std::sync::Arc::default();
-            let compressed = layers.compressed.or_else(|| layer.compressed().then(|| std::sync::Arc::clone(&counted)));
-            let decoded = decode::decoder(layer, reader, counted);
-            return read_layer(decoded, input, opts, sink, live, Layers { depth: layers.depth + 1, compressed });
-        }
+    if layers.depth < decode::MAX_LAYERS
+        && let Some(layer) = decode::sniff(head)
+    {
+        let counted = std::sync::Arc::default();
+        let compressed = layers.compressed.or_else(|| layer.compressed().then(|| std::sync::Arc::clone(&counted)));
+        let decoded = decode::decoder(layer, reader, counted);
+        return read_layer(decoded, input, opts, sink, live, Layers { depth: layers.depth + 1, compressed });
     }
+    // A decompressed input holds whole (a JSON document, a record in a text) within its budget.
+    let budget = layers.compressed.map(decode::Budget::compressed);
+    let with_budget;
+    let opts = match &budget {
+        Some(budget) => {
+            with_budget = Config { budget, ..*opts };
+            &with_budget
+        }
+        None => opts,
+    };
+    // Kept as long as the text it holds (declared first: dropped last).
+    let mut held = decode::Held::default();
     if read_as_json(head, opts) {
         let mut text = Vec::new();
-        let read = match &layers.compressed {
+        let read = match &budget {
             // A decompressed document: bounded (a decompression bomb), and what decoded before a
             // cut or a corrupt block is still read.
-            Some(compressed) => decode::read_json(&mut reader, &mut text, compressed),
+            Some(budget) => decode::read_json(&mut reader, &mut text, budget, &mut held),
             None => reader.read_to_end(&mut text).map(|_| ()),
         };
         return match read.map_err(io) {
@@ -192,7 +208,8 @@ fn read_layer<R: BufRead>(
             looked_for: "a JSON report (a canonical report, or a report shape in parsers/)".into(),
         });
     }
-    normalize_text(reader, input, opts, sink, live)
+    // A text may change its encoding partway (a run appended by PowerShell's `>>`).
+    normalize_text(input::mixed::Mixed::utf8(reader), input, opts, sink, live)
 }
 
 /// [`crate::normalize_file`]: a regular file, as [`read`] reads a stream. A JSON file is read in place from a
@@ -263,10 +280,10 @@ fn json_head_is_text(head: &[u8], defs: &Definitions) -> Option<bool> {
             continue;
         }
         let mut de = serde_json::Deserializer::from_slice(slice);
-        if let Ok(doc) = (DocSeed { arrays, line: span.line }).deserialize(&mut de) {
-            if known(&doc) || doc.elements.iter().any(known) {
-                return Some(false);
-            }
+        if let Ok(doc) = (DocSeed { arrays, line: span.line }).deserialize(&mut de)
+            && (known(&doc) || doc.elements.iter().any(known))
+        {
+            return Some(false);
         }
     }
     None
@@ -283,6 +300,9 @@ pub(crate) fn normalize_text<R: BufRead>(
     // Summary rows folded into the runs they repeat, on the way out (see `fold`).
     let mut fold = fold::Fold::new(sink, opts.definitions, opts.policy, input);
     let sink: &mut dyn Out = &mut fold;
+    // The input's head, to say what it held if it holds no result (`detect::missing`).
+    let mut head = Vec::new();
+    let reader = Head { inner: reader, head: &mut head };
     let found = if opts.pipelined {
         threads::normalize_text_pipelined(reader, input, opts, &mut scanner, sink, live)?
     } else {
@@ -301,9 +321,51 @@ pub(crate) fn normalize_text<R: BufRead>(
     };
     fold.finish()?;
     if found == 0 {
-        return Err(Error::NoResult { input: input.to_string(), looked_for: scanner.looked_for() });
+        let mut looked_for = scanner.looked_for();
+        if let Some(missing) = detect::missing::diagnose(&head, opts.definitions) {
+            // What is missing first: the rest says what else would have been read.
+            looked_for = format!("a result block's banner line: {missing}; also: {looked_for}");
+        }
+        return Err(Error::NoResult { input: input.to_string(), looked_for });
     }
     Ok(found)
+}
+
+/// A reader that keeps the first [`detect::missing::HEAD`] bytes read through it.
+struct Head<'h, R> {
+    inner: R,
+    head: &'h mut Vec<u8>,
+}
+
+impl<R: BufRead> Head<'_, R> {
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = detect::missing::HEAD.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+impl<R: BufRead> std::io::Read for Head<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.keep(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Head<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.head.len() < detect::missing::HEAD
+            && let Ok(buf) = self.inner.fill_buf()
+        {
+            let room = detect::missing::HEAD - self.head.len();
+            self.head.extend_from_slice(&buf[..n.min(buf.len()).min(room)]);
+        }
+        self.inner.consume(n);
+    }
 }
 
 /// What [`scan`] hands out, in input order: a text block, or the runs of a JSON record found in
@@ -395,7 +457,8 @@ pub(crate) fn scan<'d, R: BufRead>(
 
 /// extract -> canonical -> derive -> validate, for one text block.
 pub(crate) fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
-    let extracted = extract::extract(block);
+    let mut extracted = extract::extract(block);
+    let misplaced = extracted.misplaced.take();
     let truncated = match block.end {
         BlockEnd::Closed(_) | BlockEnd::Table(_) | BlockEnd::AfterTables(_) => None,
         BlockEnd::NextBanner(line) => Some(Truncation {
@@ -422,6 +485,33 @@ pub(crate) fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
     };
     let mut run = canonical::assemble(origin, extracted);
     run.notes.extend(block.notes.iter().cloned());
+    // Another result's banner beside the block, and a row that gives the other result away: the
+    // rows of two results are mixed in it (blocks interleaved line by line, or one pasted into
+    // another). No figure can be told to be this run's: none is kept. The giveaways are each one
+    // an honest block cannot print: a figure twice with different values, a row only the other
+    // result's tool prints, rows of its tool after its closing line with no banner of their own
+    // (the rest of the block whose closing line closed it), a row its tool does not print where
+    // it stands.
+    if let Some(neighbour) = block.neighbour.as_deref()
+        && let Some(giveaway) = interleaving(block, neighbour, &run, misplaced.as_ref())
+    {
+        run.notes.push(report::Note {
+            code: "interleaved".into(),
+            message: format!(
+                "two result blocks are interleaved: the block of `{}` at line {} and the one of `{}` at line {} \
+                     are mixed in one block ({giveaway}), so no figure can be told to be one run's (read each \
+                     block apart)",
+                crate::error::printable(block.banner.text.trim()),
+                block.banner.number,
+                crate::error::printable(&neighbour.banner.1),
+                neighbour.banner.0
+            ),
+            line: Some(block.banner.number),
+        });
+        run.workload = Default::default();
+        run.totals = Default::default();
+        run.reported = Default::default();
+    }
     if let BlockEnd::Table(_) = block.end {
         run.notes.push(report::Note {
             code: "markdown-table".into(),
@@ -444,12 +534,67 @@ pub(crate) fn run_of_block(block: &Block, input: &str, policy: &Policy) -> Run {
     close(&mut run, policy, Claims::None);
     // A template (placeholders, not figures: `detect` notes it) is said to be one by the check
     // that finds nothing usable in it.
-    if let Some(t) = run.notes.iter().find(|n| n.code == "template").map(|n| n.message.clone()) {
-        if let Some(c) = run.checks.iter_mut().find(|c| c.id == "key-figures" && c.status == report::Status::Fail) {
-            c.message = format!("{t}; {}", c.message);
-        }
+    if let Some(t) =
+        run.notes.iter().find(|n| n.code == "template" || n.code == "interleaved").map(|n| n.message.clone())
+        && let Some(c) =
+            run.checks.iter_mut().find(|c| c.id == report::RuleId::KeyFigures && c.status == report::Status::Fail)
+    {
+        c.message = format!("{t}; {}", c.message);
     }
     run
+}
+
+/// What shows that a block beside another result's banner holds rows of both, said for the
+/// note (None: nothing does).
+fn interleaving(
+    block: &Block,
+    neighbour: &Neighbour,
+    run: &Run,
+    misplaced: Option<&(usize, String)>,
+) -> Option<String> {
+    let quoted = |(line, label): &(usize, String)| format!("`{}` at line {line}", crate::error::printable(label));
+    if let Some(n) = run.notes.iter().find(|n| n.code == "conflicting-value") {
+        return Some(match n.line {
+            Some(l) => format!("a figure printed twice with different values, at line {l}"),
+            None => "a figure printed twice with different values".into(),
+        });
+    }
+    if repeated_rows(block) >= 2 {
+        return Some("rows printed twice with different values".into());
+    }
+    if let Some(row) = &neighbour.foreign_row {
+        return Some(format!("{}, a row only the other block's tool prints", quoted(row)));
+    }
+    if let Some(row) = &neighbour.after_close {
+        return Some(format!("{} right after its closing line, with no banner of its own", quoted(row)));
+    }
+    misplaced.map(|row| format!("{}, a row its tool does not print there", quoted(row)))
+}
+
+/// How many labels the block's definition knows are printed twice in the block with different
+/// values, in whatever section: a block prints each once (labels a definition reads more than once,
+/// as SGLang's cache report's `Device:` and `Host:`, are one or two), two blocks' rows mixed
+/// print many twice.
+fn repeated_rows(block: &Block) -> usize {
+    let mut seen: rustc_hash::FxHashMap<&str, &str> = Default::default();
+    let mut repeated: rustc_hash::FxHashSet<&str> = Default::default();
+    for (line, row) in block.body.iter().zip(&block.rows) {
+        let Some(row) = row else { continue };
+        if !block.definition.knows_label(&row.label) {
+            continue;
+        }
+        let value = line.text.get(row.value.clone()).unwrap_or_default().trim();
+        match seen.get(row.label.as_str()) {
+            Some(&old) if old != value => {
+                repeated.insert(row.label.as_str());
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(&row.label, value);
+            }
+        }
+    }
+    repeated.len()
 }
 
 /// What a run claims of its own derived figures, to be verified by [`close`].
@@ -465,6 +610,13 @@ pub(crate) enum Claims<'a> {
 /// The closing steps of every run: derive from the run's own inputs, validate against its totals,
 /// and verify what it claims. The one place these are done, in this order, whatever the input.
 pub(crate) fn close(run: &mut Run, policy: &Policy, claims: Claims) {
+    // A canonical run's declared meaning is its definition's (`semantics-declared`): settled
+    // before anything is derived from it.
+    let declared = matches!(claims, Claims::Stated(_)).then(|| check::declared_semantics(run));
+    // A report's implicit figures (a bare dstack metrics object's concurrency) are read first.
+    if matches!(claims, Claims::Report) {
+        check::implicit(run);
+    }
     run.derived = derive::derive(run);
     let restated = match claims {
         Claims::None => None,
@@ -473,6 +625,6 @@ pub(crate) fn close(run: &mut Run, policy: &Policy, claims: Claims) {
     };
     validate::validate(run, policy);
     if let Some(restated) = restated {
-        check::verify(run, restated, policy);
+        check::verify(run, restated, declared, policy);
     }
 }

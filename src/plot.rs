@@ -290,7 +290,10 @@ pub fn render(sweep: &Sweep) -> Result<String, String> {
 }
 
 /// Write `bytes` to `path` whole or not at all: into a temporary file in the same directory,
-/// then renamed over `path`. `-` is standard output.
+/// then renamed over `path`. `-` is standard output. A path that is something other than a
+/// regular file or nothing (a character device such as `/dev/null`, a FIFO, a socket) is never
+/// renamed over: it is written through, as a shell's `>` would. (The command's `plot -o` first
+/// holds the path to its write guard: never an input, a FIFO without a reader not waited for.)
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let output = path.display().to_string();
     let write_error = |source| Error::Write { output: output.clone(), source };
@@ -300,6 +303,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(write_error(e)),
             _ => Ok(()),
         };
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::File::options().write(true).open(path).map_err(write_error)?;
+        return f.write_all(bytes).and_then(|_| f.flush()).map_err(write_error);
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

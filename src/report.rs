@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::vocabulary::{Group, Key};
 
 mod figures;
+mod rules;
 
 pub use figures::{Figure, Figures, Stat, StatKey};
+pub use rules::{RuleId, RuleStage, verdict};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -172,8 +174,8 @@ pub struct Requests {
     pub input_len: Option<Vec<Option<f64>>>,
     /// Number of each request's gaps between chunks (or tokens).
     pub gap_counts: Option<Vec<u32>>,
-    /// Sum of each request's gaps, only when there is no latency array (it then gives the E2E
-    /// latency).
+    /// Sum of each request's gaps: without a latency array it gives the E2E latency (read
+    /// exactly); beside one it is checked against it (to within 16 significant digits).
     pub gap_sums_ms: Option<Vec<f64>>,
     /// Failed (a non-empty error), per request.
     pub failed: Option<Vec<bool>>,
@@ -460,9 +462,14 @@ pub struct DerivedTpot {
     /// figure; `false` when it is the tool's (or a report's) claim that no rule could test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified: Option<bool>,
-    /// Why the claimed TPOT could not be tested (with `verified: false`).
+    /// Why the TPOT could not be tested both ways (with `verified: false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unverified_reason: Option<String>,
+    /// The rules that tested `mean` against figures independent of it, each with the sides it
+    /// could have failed it on: `above` (a TPOT too slow for the run), `below` (too fast).
+    /// `verified` is `true` only when both sides were tested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tested_by: Vec<String>,
     /// Set when the method stands an estimate in for an input the run lacks: why the figure is
     /// approximate and by how much it can be off (`e2e-median-ttft-tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -529,7 +536,7 @@ pub struct DerivedE2e {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
-    pub id: String,
+    pub id: RuleId,
     pub severity: Severity,
     pub status: Status,
     pub message: String,

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::report::{Run, Severity, StatKey, Status, Verdict};
+use crate::report::{RuleId, Run, Severity, StatKey, Status, Verdict};
 use crate::vocabulary::{Key, reported, totals, workload};
 use crate::{Error, Options, Sink};
 
@@ -293,7 +293,7 @@ fn exclusion(run: &Run) -> Option<String> {
             return Some(format!("rejected by {}", said.join("; ")));
         }
         Verdict::Unusable => {
-            let why = run.checks.iter().find(|c| c.id == "key-figures").map_or("", |c| c.message.as_str());
+            let why = run.checks.iter().find(|c| c.id == RuleId::KeyFigures).map_or("", |c| c.message.as_str());
             return Some(format!("unusable: {why}"));
         }
         Verdict::Accepted => {}
@@ -513,16 +513,11 @@ fn push_excluded(out: &mut String, sweep: &Sweep, esc: impl Fn(&str) -> String) 
     out.push('\n');
 }
 
-/// Markdown, for pasting into a PR: a table per series. `|`, `\`, `` ` `` and line breaks in text
-/// from the inputs are escaped, and control characters written as escapes.
+/// Markdown, for pasting into a PR: a table per series. Text from the inputs is escaped as in
+/// every Markdown the tool writes (`compare`'s `markdown_text`): control characters written
+/// as escapes, `|` and markup characters (`*`, `_`, `` ` ``, `[`, `]`, `<`, `>`, `\`) escaped.
 pub fn to_markdown(sweep: &Sweep) -> String {
-    let esc = |s: &str| {
-        crate::error::printable(s)
-            .replace('\\', "\\\\")
-            .replace('|', "\\|")
-            .replace('`', "\\`")
-            .replace(['\n', '\r'], " ")
-    };
+    let esc = crate::compare::markdown_text;
     let mut out = String::new();
     for s in &sweep.series {
         out.push_str(&format!("### {}\n\n", esc(&s.label)));
@@ -541,7 +536,7 @@ pub fn to_markdown(sweep: &Sweep) -> String {
             out.push_str(&format!("> warning: {}\n\n", esc(w)));
         }
     }
-    push_excluded(&mut out, sweep, |s| esc(s));
+    push_excluded(&mut out, sweep, esc);
     out.push_str(&format!(
         "*per-user decode tok/s*: {PER_USER_DEFINITION}. *output tok/s / concurrency*: {PER_CONCURRENCY_DEFINITION}.\n"
     ));

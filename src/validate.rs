@@ -13,12 +13,13 @@
 //! longer than it lives) and the exact ones only when every length is known to be equal.
 
 use crate::derive::Inputs;
-use crate::report::{Check, Run, Severity, Stat, StatKey, Status, TpotMethod, Verdict};
+use crate::report::{Check, RuleId, Run, Stat, StatKey, Status, TpotMethod, verdict};
 use crate::vocabulary::{Key, reported};
 
 mod counts;
 mod coverage;
 mod decode;
+mod order;
 mod values;
 
 use counts::{failed_requests, throughput_totals, token_count_source};
@@ -66,26 +67,6 @@ pub struct Policy {
     pub strict: bool,
 }
 
-/// The ids of every rule, in the order they are reported.
-pub const RULES: &[(&str, Severity)] = &[
-    ("key-figures", Severity::Error),
-    ("complete-block", Severity::Warning),
-    ("decode-capacity", Severity::Error),
-    ("decode-within-e2e", Severity::Error),
-    ("tpot-bounds", Severity::Error),
-    ("e2e-capacity", Severity::Error),
-    ("latency-order", Severity::Error),
-    ("distribution-possible", Severity::Error),
-    ("finite-values", Severity::Error),
-    ("physical-range", Severity::Warning),
-    ("throughput-totals", Severity::Error),
-    ("tpot-agreement", Severity::Warning),
-    ("itl-is-per-chunk", Severity::Info),
-    ("token-count-source", Severity::Warning),
-    ("failed-requests", Severity::Warning),
-    ("per-request-consistency", Severity::Error),
-];
-
 type Outcome = (Status, String);
 
 fn skip(why: impl Into<String>) -> Outcome {
@@ -117,93 +98,143 @@ fn rounding_ms(run: &Run) -> f64 {
         .fold(ROUNDING_MS, f64::max)
 }
 
-/// Run every rule and set `checks`, `verdict` and whether the TPOT could be verified.
-pub fn validate(run: &mut Run, policy: &Policy) {
-    let t = &policy.tolerances;
-    let i = Inputs::of(run);
-    let claimed = run.stat(reported::TPOT_MS).and_then(Stat::mean).filter(|m| *m > 0.0);
-    let equal = equal_lengths(run, &i);
-    // (Found once: it reads every row.)
-    let rounding = rounding_ms(run);
-    let outcomes: [Outcome; 16] = [
-        key_figures(run, &i),
-        complete_block(run),
-        decode_capacity(&i, claimed, equal.as_deref(), t),
-        decode_within_e2e(run, &i, rounding, claimed, equal.as_deref(), t),
-        tpot_bounds(run, &i, rounding, claimed, equal.as_deref()),
-        e2e_capacity(run, &i, t),
-        latency_order(run, &i),
-        distribution_possible(run, &i, rounding),
-        finite_values(run),
-        physical_range(run),
-        throughput_totals(run, &i, t),
-        tpot_agreement(run, &i, claimed, t),
-        itl_is_per_chunk(run, &i, t),
-        token_count_source(run, t),
-        failed_requests(&i),
-        per_request_consistency(run),
-    ];
-    run.checks = RULES
-        .iter()
-        .zip(outcomes)
-        .map(|((id, severity), (status, message))| Check { id: id.to_string(), severity: *severity, status, message })
-        .collect();
-    // Only a dstack document has it (listed as skipped on every other run, it would say nothing).
-    if let Some((status, message)) = dstack_model(run) {
-        run.checks.push(Check { id: "dstack-model".into(), severity: Severity::Error, status, message });
-    }
-    let rejects = |c: &Check| {
-        c.status == Status::Fail
-            && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
-    };
-    let unusable = run.checks.first().is_some_and(|c| c.id == "key-figures" && c.status == Status::Fail);
-    run.verdict = if unusable {
-        Verdict::Unusable
-    } else if run.checks.iter().any(rejects) {
-        Verdict::Rejected
-    } else {
-        Verdict::Accepted
-    };
-    mark_verified(run, equal.is_some());
+/// What every rule reads, found once per run: the run, the derivation's inputs, the claimed TPOT
+/// mean, whether every output length is known to be equal (and why), the printed rounding, and
+/// the tolerances.
+pub(crate) struct Ctx<'a> {
+    run: &'a Run,
+    i: &'a Inputs,
+    claimed: Option<f64>,
+    equal: Option<&'a str>,
+    rounding: f64,
+    t: &'a Tolerances,
 }
 
-/// `derived.tpot_ms.verified`: a derived figure is; the tool's or a report's claim only when a
-/// rule tested it against an independent figure (equal output lengths make the decode work of
-/// the claimed mean exact: `decode-capacity`).
-fn mark_verified(run: &mut Run, equal: bool) {
-    let tested = |id: &str| run.checks.iter().any(|c| c.id == id && c.status != Status::Skipped);
-    let capacity_tested = equal && tested("decode-capacity");
-    let lifetime = run
-        .checks
+/// A rule: its outcome on a run, or `None` when the rule does not apply to this kind of input at
+/// all (it is then not listed, rather than listed as skipped).
+type Rule = fn(&Ctx) -> Option<Outcome>;
+
+/// The consistency rules, in the order their checks are reported: one line per rule. Each rule's
+/// id, severity and stage are data (`src/rules.toml`); its proof is in its function's doc and
+/// docs/metrics.md.
+const TABLE: &[(RuleId, Rule)] = &[
+    (RuleId::KeyFigures, |c| Some(key_figures(c.run, c.i))),
+    (RuleId::CompleteBlock, |c| Some(complete_block(c.run))),
+    (RuleId::DecodeCapacity, |c| Some(decode_capacity(c.i, c.claimed, c.equal, c.t))),
+    (RuleId::DecodeWithinE2e, |c| Some(decode_within_e2e(c.run, c.i, c.rounding, c.claimed, c.equal, c.t))),
+    (RuleId::TpotBounds, |c| Some(tpot_bounds(c.run, c.i, c.rounding, c.claimed, c.equal))),
+    (RuleId::E2eCapacity, |c| Some(e2e_capacity(c.run, c.i, c.rounding, c.equal.is_some(), c.t))),
+    (RuleId::LatencyOrder, |c| Some(latency_order(c.run, c.i))),
+    (RuleId::DistributionPossible, |c| Some(distribution_possible(c.run, c.i, c.rounding, c.equal.is_some()))),
+    (RuleId::FiniteValues, |c| Some(finite_values(c.run))),
+    (RuleId::PhysicalRange, |c| Some(physical_range(c.run))),
+    (RuleId::ThroughputTotals, |c| Some(throughput_totals(c.run, c.i, c.t))),
+    (RuleId::TpotAgreement, |c| Some(tpot_agreement(c.run, c.i, c.claimed, c.t))),
+    (RuleId::ItlIsPerChunk, |c| Some(itl_is_per_chunk(c.run, c.i, c.t))),
+    (RuleId::TokenCountSource, |c| Some(token_count_source(c.run, c.t))),
+    (RuleId::FailedRequests, |c| Some(failed_requests(c.i))),
+    (RuleId::PerRequestConsistency, |c| Some(per_request_consistency(c.run))),
+    // Only a dstack document has it (listed as skipped on every other run, it would say nothing).
+    (RuleId::DstackModel, |c| dstack_model(c.run)),
+];
+
+/// Run every rule and set `checks`, `verdict` and whether the TPOT could be verified.
+pub fn validate(run: &mut Run, policy: &Policy) {
+    let i = Inputs::of(run);
+    let equal = equal_lengths(run, &i);
+    let ctx = Ctx {
+        run,
+        i: &i,
+        claimed: run.stat(reported::TPOT_MS).and_then(Stat::mean).filter(|m| *m > 0.0),
+        equal: equal.as_deref(),
+        // (Found once: it reads every row.)
+        rounding: rounding_ms(run),
+        t: &policy.tolerances,
+    };
+    let checks: Vec<Check> = TABLE
         .iter()
-        .find(|c| c.id == "decode-within-e2e" && c.status != Status::Skipped)
-        .map(|c| format!(" ({})", c.message))
-        .unwrap_or_default();
-    let tp = &mut run.derived.tpot_ms;
+        .filter_map(|(id, rule)| rule(&ctx).map(|(status, message)| Check::new(*id, status, message)))
+        .collect();
+    run.checks = checks;
+    run.verdict = verdict(&run.checks, policy.strict);
+    mark_verified(run);
+}
+
+/// The sides on which a passed check tested the TPOT figure, by rule (`above`: it could have
+/// found the figure too slow; `below`: too fast), read from what the rule says it compared.
+/// `derived`: the figure is derived from E2E, TTFT and totals (else it is the tool's claim).
+fn sides(c: &Check, derived: bool) -> (bool, bool) {
+    let has = |s: &str| c.message.contains(s);
+    match (c.id.as_str(), derived) {
+        ("tpot-bounds", true) => {
+            let both = has("= the rows' mean");
+            (
+                both || has("<= the TPOT rows' max") || has("<= 1.5 x (p"),
+                both || has(">= the TPOT rows' min") || has("the smallest per-request TPOT"),
+            )
+        }
+        ("e2e-capacity", true) => (has("in flight"), has("closed loop") || has("= sum of E2E / D")),
+        // With no E2E rows, the E2E rebuilt from the claimed TPOT (equal lengths).
+        ("e2e-capacity", false) if has("no E2E rows") => (has("in flight"), has("closed loop")),
+        ("tpot-agreement", true) => (true, true),
+        ("decode-capacity", false) | ("decode-within-e2e", _) => (true, false),
+        _ => (false, false),
+    }
+}
+
+/// `derived.tpot_ms.verified` and `tested_by`: `true` only when a rule tested the figure from
+/// above (too slow) and one from below (too fast): a rule that holds it on one side only (a
+/// capacity passing at 0.01x) says nothing about a figure that is wrong the other way.
+fn mark_verified(run: &mut Run) {
+    let tp = &run.derived.tpot_ms;
     if tp.mean.is_none() {
+        let tp = &mut run.derived.tpot_ms;
         tp.verified = None;
         tp.unverified_reason = None;
+        tp.tested_by.clear();
         return;
     }
-    let whose = match tp.method {
-        // Derived from measured figures (an approximate one says so in `approximate`).
-        Some(TpotMethod::PerRequest | TpotMethod::E2eTtftTokens | TpotMethod::E2eMedianTtftTokens) | None => {
-            tp.verified = Some(true);
-            tp.unverified_reason = None;
-            return;
-        }
-        Some(TpotMethod::ToolTpot) => "the tool's",
-        Some(TpotMethod::Claimed) => "the report's",
-    };
-    if capacity_tested {
-        tp.verified = Some(true);
-        tp.unverified_reason = None;
-    } else {
-        tp.verified = Some(false);
-        tp.unverified_reason = Some(format!(
-            "{whose} claim, unverified: no E2E latency to derive TPOT from, and output lengths not known to be equal; the totals then bound a request-weighted mean TPOT only by a request's lifetime{lifetime}, which does not tell a right TPOT from a wrong one"
-        ));
+    let derived = !matches!(tp.method, Some(TpotMethod::ToolTpot | TpotMethod::Claimed));
+    let mut tested = Vec::new();
+    let (mut above, mut below) = (false, false);
+    for c in run.checks.iter().filter(|c| c.status == Status::Pass) {
+        let (a, b) = sides(c, derived);
+        above |= a;
+        below |= b;
+        let side = match (a, b) {
+            (true, true) => "above and below",
+            (true, false) => "above",
+            (false, true) => "below",
+            _ => continue,
+        };
+        tested.push(format!("{} ({side})", c.id));
     }
+    let whose = match tp.method {
+        Some(TpotMethod::ToolTpot) => "the tool's claim",
+        Some(TpotMethod::Claimed) => "the report's claim",
+        _ => "derived from the run's latencies and totals, but",
+    };
+    let missing = match (above, below) {
+        (true, true) => None,
+        (true, false) => Some(
+            "no rule could have found it too fast (a latency in seconds under a millisecond name, an inflated token total)",
+        ),
+        (false, true) => Some("no rule could have found it too slow"),
+        (false, false) => Some("no rule could test it"),
+    };
+    let reason = missing.map(|m| {
+        if derived {
+            format!("{whose} {m}")
+        } else {
+            format!(
+                "{whose}, unverified: {m}; with no E2E latency to derive TPOT from, only equal output lengths (decode-capacity, e2e-capacity) or a closed-loop run test it"
+            )
+        }
+    });
+    let tp = &mut run.derived.tpot_ms;
+    tp.verified = Some(reason.is_none());
+    tp.unverified_reason = reason;
+    tp.tested_by = tested;
 }
 
 #[cfg(test)]

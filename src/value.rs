@@ -116,10 +116,10 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
     }
     let (rest, tok) = token(text).ok()?;
     // A number must not run into letters or digits (`12ms`, `3.1.2`).
-    if let Some(c) = rest.chars().next() {
-        if c.is_alphanumeric() || c == '.' || c == '_' {
-            return None;
-        }
+    if let Some(c) = rest.chars().next()
+        && (c.is_alphanumeric() || c == '.' || c == '_')
+    {
+        return None;
     }
     Some((tok, crate::lex::trim(rest)))
 }

@@ -2,11 +2,9 @@
 //! every headline figure held to its definition, with rounding-aware tolerances.
 
 use crate::derive::show;
-use crate::report::{Check, Derived, Run, Severity, StatKey, Status, TpotMethod, Verdict};
+use crate::report::{Check, Derived, RuleId, Run, StatKey, Status, TpotMethod, verdict};
 use crate::validate::Policy;
 use crate::vocabulary::{reported, totals, workload};
-
-use super::{HEADLINES, RESTATED};
 
 /// Half a unit of the last decimal written, as the shortest text that reads back as `x` shows it
 /// (`26.75` -> 0.005, `4096` -> 0.5).
@@ -48,14 +46,10 @@ pub(super) fn divide((alo, ahi): (f64, f64), (blo, bhi): (f64, f64)) -> (f64, f6
     (alo / bhi, ahi / blo)
 }
 
-/// Add a check to a run, and reject it if the check says so.
-pub(super) fn add(run: &mut Run, policy: &Policy, id: &str, severity: Severity, (status, message): (Status, String)) {
-    let rejects =
-        status == Status::Fail && (severity == Severity::Error || (policy.strict && severity == Severity::Warning));
-    if rejects {
-        run.verdict = Verdict::Rejected;
-    }
-    run.checks.push(Check { id: id.to_string(), severity, status, message });
+/// Add a check to a run, and settle its verdict again.
+pub(super) fn add(run: &mut Run, policy: &Policy, id: RuleId, (status, message): (Status, String)) {
+    run.checks.push(Check::new(id, status, message));
+    run.verdict = verdict(&run.checks, policy.strict);
 }
 
 pub(super) fn outcome(failures: Vec<String>, passed: String) -> (Status, String) {
@@ -67,13 +61,56 @@ pub(super) fn outcome(failures: Vec<String>, passed: String) -> (Status, String)
 /// as it may put a verified per-request TPOT back), headline definitions, and dstack's model rules
 /// for a dstack report. Call after `crate::validate::validate`: the checks are added to its, and
 /// a failed error rejects the run.
-pub fn verify(run: &mut Run, restated: Option<(Status, String)>, policy: &Policy) {
+pub fn verify(
+    run: &mut Run,
+    restated: Option<(Status, String)>,
+    declared: Option<(Vec<String>, Option<String>)>,
+    policy: &Policy,
+) {
     if let Some(o) = restated {
-        add(run, policy, RESTATED, Severity::Error, o);
+        add(run, policy, RuleId::DerivedRestated, o);
     }
     let o = headlines(run);
-    add(run, policy, HEADLINES, Severity::Error, o);
+    add(run, policy, RuleId::HeadlineDefinitions, o);
+    if let Some(d) = declared {
+        let o = super::semantics::outcome(run, d);
+        add(run, policy, RuleId::SemanticsDeclared, o);
+    }
     // dstack's model rules (`dstack-model`) are `validate`'s, for every dstack document.
+}
+
+/// Before derivation, for a report that leaves a figure implicit: a bare dstack `metrics` object
+/// states no concurrency, but its `per_user_tok_per_s` is `output_tok_per_s / workload.concurrency`
+/// by dstack's definition, so the concurrency is `output_tok_per_s / per_user_tok_per_s` when that
+/// is a whole number within the rounding of the two rates (then the capacity rules use it, and a
+/// note says where it came from); otherwise it stays unknown and `headline-definitions` fails.
+pub fn implicit(run: &mut Run) {
+    if run.source.parser != "dstack-metrics"
+        || crate::dstack_model::is_proposal(run)
+        || run.number(workload::MAX_CONCURRENCY).is_some()
+    {
+        return;
+    }
+    let (Some(r), Some(u)) = (run.number(reported::OUTPUT_TOK_PER_S), run.number(reported::PER_USER_TOK_PER_S)) else {
+        return;
+    };
+    if !(r > 0.0 && u > 0.0 && r.is_finite() && u.is_finite()) {
+        return;
+    }
+    let c = (r / u).round();
+    if (1.0..1e9).contains(&c) && within(u, divide(interval(r), (c, c))) {
+        run.set(workload::MAX_CONCURRENCY, crate::report::Figure::Count(c as u64));
+        run.notes.push(crate::report::Note {
+            code: "implicit-concurrency".into(),
+            message: format!(
+                "the concurrency {} is output_tok_per_s / per_user_tok_per_s = {} / {} (dstack's definition; the metrics object does not state it)",
+                c as u64,
+                show(r),
+                show(u)
+            ),
+            line: None,
+        });
+    }
 }
 
 /// Headline figures against their definitions. A dstack report's (and a canonical run read from
@@ -86,7 +123,10 @@ pub(super) fn headlines(run: &Run) -> (Status, String) {
     let mut passed = Vec::new();
     let stated_rate = run.number(reported::OUTPUT_TOK_PER_S);
     let per_user = run.number(reported::PER_USER_TOK_PER_S);
-    if run.source.parser == "dstack-preset" {
+    // dstack#4230's proposed metrics object (`--format dstack-e2e`): its per-user rate is 1000 /
+    // TPOT, as a hand-written canonical report's.
+    let proposal = crate::dstack_model::is_proposal(run);
+    if !proposal && matches!(run.source.parser.as_str(), "dstack-preset" | "dstack-agent-document" | "dstack-metrics") {
         let (n, d) = (run.number(totals::OUTPUT_TOKENS), run.number(totals::DURATION_S));
         match (stated_rate, n, d) {
             (Some(r), Some(n), Some(d)) if d > 0.0 => {
@@ -132,13 +172,54 @@ pub(super) fn headlines(run: &Run) -> (Status, String) {
                     ));
                 }
             }
+            (Some(u), Some(r), None) if run.source.parser == "dstack-metrics" => fails.push(format!(
+                "per_user_tok_per_s {} is not output_tok_per_s / a whole concurrency: {} / {} = {} (dstack's definition; the metrics object does not state the concurrency)",
+                show(u),
+                show(r),
+                show(u),
+                show(r / u)
+            )),
             (Some(u), ..) => fails.push(format!(
                 "metrics.per_user_tok_per_s {} cannot be verified: output_tok_per_s and workload.concurrency are needed",
                 show(u)
             )),
             _ => {}
         }
-    } else if let Some(u) = per_user.filter(|_| run.source.parser == "report") {
+    } else if let Some(u) = per_user.filter(|_| run.source.parser == "report" || proposal) {
+        if proposal {
+            // Its output rate is the totals over the duration, as dstack's.
+            if let (Some(r), Some(n), Some(d)) =
+                (stated_rate, run.number(totals::OUTPUT_TOKENS), run.number(totals::DURATION_S))
+                && d > 0.0
+                && !within(r, divide((n, n), interval(d)))
+            {
+                fails.push(format!(
+                    "output_tok_per_s {} is not total_output_tokens / duration_seconds = {} / {} = {}",
+                    show(r),
+                    show(n),
+                    show(d),
+                    show(n / d)
+                ));
+            }
+            // Its per-user rate is 1000 / its own tpot_ms.mean (which the rules hold to the run's
+            // figures as any claimed TPOT).
+            match run.stat(reported::TPOT_MS).and_then(|s| s.mean()).filter(|t| *t > 0.0) {
+                Some(t) if within(u, divide((1000.0, 1000.0), interval(t))) => {
+                    passed.push(format!("per_user_tok_per_s {} = 1000 / tpot_ms.mean {} ms", show(u), show(t)))
+                }
+                Some(t) => fails.push(format!(
+                    "per_user_tok_per_s {} is not 1000 / tpot_ms.mean = 1000 / {} ms = {} (dstack#4230's definition)",
+                    show(u),
+                    show(t),
+                    show(1000.0 / t)
+                )),
+                None => fails.push(format!(
+                    "per_user_tok_per_s {} cannot be verified: it is 1000 / tpot_ms.mean, and tpot_ms.mean is null",
+                    show(u)
+                )),
+            }
+            return if fails.is_empty() { (Status::Pass, passed.join("; ")) } else { (Status::Fail, fails.join("; ")) };
+        }
         // A figure a tool printed (AIPerf's per-user throughput, a mean of per-request rates) is
         // the tool's own; a hand-written canonical report's is 1000 / TPOT.
         match run.derived.tpot_ms.mean.filter(|t| *t > 0.0) {
@@ -246,14 +327,14 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
         }
         if let Some(p) = &stated.per_request {
             let i = crate::derive::Inputs::of(run);
-            if let (Some(s), Some(e)) = (p.e2e_mean_ms, run.stat(reported::E2E_MS).and_then(|s| s.mean())) {
-                if (s - e).abs() > PER_REQUEST_TOLERANCE * e.abs() + slack(s) {
-                    fails.push(format!(
-                        "derived.per_request.e2e_mean_ms {} is not the report's mean E2E latency {} (more than 2% apart)",
-                        show(s),
-                        show(e)
-                    ));
-                }
+            if let (Some(s), Some(e)) = (p.e2e_mean_ms, run.stat(reported::E2E_MS).and_then(|s| s.mean()))
+                && (s - e).abs() > PER_REQUEST_TOLERANCE * e.abs() + slack(s)
+            {
+                fails.push(format!(
+                    "derived.per_request.e2e_mean_ms {} is not the report's mean E2E latency {} (more than 2% apart)",
+                    show(s),
+                    show(e)
+                ));
             }
             if let Some(r) = i.successful {
                 let measured = p.requests as f64 - p.failed as f64;
@@ -312,15 +393,14 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
                 });
             }
             run.derived.per_request = stated.per_request.clone();
-            if let Some(p) = run.derived.per_request.as_mut() {
-                if p.tokens_per_chunk.take().is_some() {
-                    run.notes.push(crate::report::Note {
-                        code: "unverified-left-out".into(),
-                        message: "derived.per_request.tokens_per_chunk left out: it needs the per-request arrays"
-                            .into(),
-                        line: None,
-                    });
-                }
+            if let Some(p) = run.derived.per_request.as_mut()
+                && p.tokens_per_chunk.take().is_some()
+            {
+                run.notes.push(crate::report::Note {
+                    code: "unverified-left-out".into(),
+                    message: "derived.per_request.tokens_per_chunk left out: it needs the per-request arrays".into(),
+                    line: None,
+                });
             }
             run.derived.undefined.remove("per_user_decode_tok_per_s");
             run.derived.per_user_decode_tok_per_s = Some(crate::derive::round(1000.0 / m));
@@ -333,14 +413,15 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
             }
         }
     } else {
-        if let (Some(sm), Some(rm)) = (st.method, r.tpot_ms.method) {
-            if sm != rm && st.mean.is_some() {
-                fails.push(format!(
-                    "derived.tpot_ms.method is {} but the report's own figures give {}",
-                    sm.as_str(),
-                    rm.as_str()
-                ));
-            }
+        if let (Some(sm), Some(rm)) = (st.method, r.tpot_ms.method)
+            && sm != rm
+            && st.mean.is_some()
+        {
+            fails.push(format!(
+                "derived.tpot_ms.method is {} but the report's own figures give {}",
+                sm.as_str(),
+                rm.as_str()
+            ));
         }
         let why = r.tpot_ms.reason.as_deref();
         compare(&mut fails, "tpot_ms.mean", st.mean, r.tpot_ms.mean, why);

@@ -364,6 +364,7 @@ pub(super) fn derived_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
                             ("verified", Ty::Null(&Ty::Bool), false),
                             ("unverified_reason", STR, false),
                             ("approximate", STR, false),
+                            ("tested_by", Ty::List(&Ty::Str), false),
                         ],
                         out,
                     )
@@ -534,16 +535,57 @@ pub fn dstack_shape(doc: &Value) -> Vec<ShapeError> {
         ],
         &mut out,
     );
-    if let Some(Value::String(command)) = doc.get("command") {
-        if let Some(token) = crate::dstack_model::bearer_token(command) {
-            let shown: String = token.chars().take(4).collect();
-            out.push(ShapeError {
-                path: "command".into(),
-                expected: "a command without a credential (dstack refuses a bearer token value; write $TOKEN)".into(),
-                found: format!("a bearer token ({shown}...)"),
-            });
-        }
+    if let Some(Value::String(command)) = doc.get("command")
+        && let Some(token) = crate::dstack_model::bearer_token(command)
+    {
+        let shown: String = token.chars().take(4).collect();
+        out.push(ShapeError {
+            path: "command".into(),
+            expected: "a command without a credential (dstack refuses a bearer token value; write $TOKEN)".into(),
+            found: format!("a bearer token ({shown}...)"),
+        });
     }
+    out
+}
+
+/// Every shape error of a bare `metrics` object: dstack's `PresetBenchmarkMetrics` as dstack's model
+/// reads it (what `--format dstack` writes for a run that does not state the client's version and
+/// command), or, with an `e2e_ms` key, the metrics object of dstack#4230's proposal (what `--format
+/// dstack-e2e` writes: every key present, each a value of its type or `null`).
+pub fn dstack_metrics_shape(doc: &Value) -> Vec<ShapeError> {
+    let mut out = Vec::new();
+    if doc.get("e2e_ms").is_none() {
+        dstack_metrics(doc, "", &mut out);
+        return out;
+    }
+    fn trio(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+        const N: Ty = Ty::Null(&Ty::NumMin0);
+        object(
+            v,
+            at,
+            "the proposal's latency statistics",
+            &[("mean", N, true), ("p50", N, true), ("p99", N, true)],
+            out,
+        )
+    }
+    object(
+        doc,
+        "",
+        "dstack#4230's proposed metrics object",
+        &[
+            ("successful_requests", Ty::Null(&Ty::Int(0)), true),
+            ("failed_requests", Ty::Null(&Ty::Int(0)), true),
+            ("duration_seconds", Ty::Null(&Ty::PosNum), true),
+            ("total_input_tokens", Ty::Null(&Ty::Int(0)), true),
+            ("total_output_tokens", Ty::Null(&Ty::Int(0)), true),
+            ("output_tok_per_s", Ty::Null(&Ty::PosNum), true),
+            ("per_user_tok_per_s", Ty::Null(&Ty::PosNum), true),
+            ("ttft_ms", Ty::Walk(trio), true),
+            ("tpot_ms", Ty::Walk(trio), true),
+            ("e2e_ms", Ty::Walk(trio), true),
+        ],
+        &mut out,
+    );
     out
 }
 

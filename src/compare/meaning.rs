@@ -194,7 +194,7 @@ pub(super) fn issues(b: &[&Run], o: &[&Run], bname: &str, oname: &str) -> Vec<Is
     // Output token counts: a count a run's own check contradicts refuses; different sources warn.
     for (name, runs) in sides {
         for r in runs {
-            if let Some(msg) = check_failed(r, "token-count-source") {
+            if let Some(msg) = check_failed(r, crate::report::RuleId::TokenCountSource) {
                 out.push(Issue {
                     code: "token-count-source",
                     level: Level::Refuse,

@@ -36,6 +36,8 @@ use key::*;
 pub use key::{KeyField, Workload};
 #[allow(unused_imports)]
 use meaning::*;
+/// The one escaping of input text in Markdown (see `output::md`).
+pub(crate) use output::md as markdown_text;
 pub use output::{markdown, table};
 #[allow(unused_imports)]
 use sides::*;
@@ -138,7 +140,7 @@ fn duration(run: &Run) -> Option<f64> {
     run.number(totals::DURATION_S)
 }
 
-fn check_failed(run: &Run, id: &str) -> Option<String> {
+fn check_failed(run: &Run, id: crate::report::RuleId) -> Option<String> {
     run.checks.iter().find(|c| c.id == id && c.status == Status::Fail).map(|c| c.message.clone())
 }
 

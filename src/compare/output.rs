@@ -174,9 +174,11 @@ pub(super) fn skipped_lines(c: &Comparison, s: &mut String, esc: impl Fn(&str) -
     }
 }
 
-/// Text for a Markdown table cell or line: control characters escaped, `|` and the characters
-/// Markdown would read as markup escaped with a backslash.
-pub(super) fn md(text: &str) -> String {
+/// Text from the inputs for a Markdown table cell or line, in every Markdown the tool writes
+/// (`compare` and `sweep`): control characters escaped as on a terminal ([`printable`]), `|` and
+/// the characters Markdown would read as markup (emphasis, code, links, HTML tags) escaped with a
+/// backslash, so a model name such as `<script>` or `<img onerror=...>` is text, not markup.
+pub(crate) fn md(text: &str) -> String {
     let mut out = String::new();
     for ch in printable(text).chars() {
         if matches!(ch, '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '\\') {

@@ -258,19 +258,14 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
         None => None,
         Some(u) => {
             let parsed = cx.unit(u, &format!("{what}.unit"))?;
-            if let Some(t) = &feeds {
-                if parsed.factor_to(t.field.unit).is_none() {
-                    return Err(cx.err_at(
-                        u.span().start,
-                        &format!("{what}.unit"),
-                        format!(
-                            "cannot convert {} into {} for {}",
-                            parsed.as_str(),
-                            t.field.unit.as_str(),
-                            t.field.path
-                        ),
-                    ));
-                }
+            if let Some(t) = &feeds
+                && parsed.factor_to(t.field.unit).is_none()
+            {
+                return Err(cx.err_at(
+                    u.span().start,
+                    &format!("{what}.unit"),
+                    format!("cannot convert {} into {} for {}", parsed.as_str(), t.field.unit.as_str(), t.field.path),
+                ));
             }
             Some(parsed)
         }
@@ -512,14 +507,12 @@ fn resolve_target(path: &str) -> Result<Target, String> {
     if let Some(field) = vocabulary::field(path) {
         return Ok(Target { field, stat: None });
     }
-    if let Some((head, last)) = path.rsplit_once('.') {
-        if let (Some(field), Some(stat)) = (vocabulary::field(head), StatKey::parse(last)) {
-            if field.kind == Kind::Stat
-                && last.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.')
-            {
-                return Ok(Target { field, stat: Some(stat) });
-            }
-        }
+    if let Some((head, last)) = path.rsplit_once('.')
+        && let (Some(field), Some(stat)) = (vocabulary::field(head), StatKey::parse(last))
+        && field.kind == Kind::Stat
+        && last.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.')
+    {
+        return Ok(Target { field, stat: Some(stat) });
     }
     let near: Vec<&str> = vocabulary::FIELDS
         .iter()

@@ -28,12 +28,15 @@ use crate::report::{E2eEnd, Format, ItlPer, PercentileMethod, Rates, StatKey, To
 use crate::vocabulary::{FieldDef, Unit};
 
 mod compile;
+mod file;
 mod fold;
+#[cfg(feature = "cli")]
 mod listing;
 mod raw;
 
 pub use compile::parse;
 pub use fold::FoldSpec;
+#[cfg(feature = "cli")]
 pub use listing::listing;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
@@ -733,7 +736,7 @@ impl Definitions {
         paths.sort();
         for path in paths {
             let name = path.display().to_string();
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::Usage(format!("{name}: {e}")))?;
+            let text = file::read_definition_file(&path, &name)?;
             let def = parse(&text, &name)?;
             match list.iter().position(|d| d.id == def.id) {
                 Some(i) => list[i] = def,

@@ -25,9 +25,20 @@
 //! Within each successful request: every entry a finite, non-negative number, token counts whole,
 //! `ttft <= latency` (the first token arrives within the request), and the sum of the gaps is not
 //! negative (each gap is a time difference of later chunks). Arrays of different lengths are
-//! refused earlier, when the file is read (exit 3). Where the file has a latency array, the gaps
-//! are counted but not summed (the fast path does not parse them, and no figure depends on them
-//! then), so `sum(itls_i) <= latency_i - ttft_i` is not checked.
+//! refused earlier, when the file is read (exit 3).
+//!
+//! Where the file has a latency array beside the gaps (vLLM 0.30+, vllm-rs), each request's gaps
+//! are its decode span: vLLM times `ttft` at the first counted chunk, appends one gap per later
+//! chunk, and sets `latency = most_recent_timestamp - st`, the last chunk's time, so `latency_i =
+//! ttft_i + sum(itls_i)` up to float rounding. Two readings of the clock can move it: the
+//! completions path takes TTFT from a second `perf_counter()` call just after the chunk's (the gaps
+//! then exceed `latency - ttft` by that instant, microseconds), and versions that also move
+//! `most_recent_timestamp` at the trailing usage chunk add the usage chunk's delay (sent right
+//! after the last one) to the latency. So `|sum(itls_i) - (latency_i - ttft_i)| <= 1 ms + 1%` of
+//! the larger; a request outside it is named. A latency or a gap list scaled by 0.5 or 2 (a
+//! file whose latencies were halved and its summary recomputed from them) is caught for every
+//! request whose decode span exceeds ~2 ms. The gaps' sums here are the fast path's parse, to
+//! within 16 significant digits (`GapSums::approx`).
 
 use crate::derive::show as f;
 use crate::report::{Requests, Run, Status};
@@ -43,6 +54,9 @@ const DONE_REL: f64 = 0.01;
 const DONE_MS: f64 = 5.0;
 /// How many individual problems are quoted (the rest counted).
 const QUOTED: usize = 4;
+/// `|sum(itls_i) - (latency_i - ttft_i)|` allowed: an absolute and a relative part (module docs).
+const SPAN_MS: f64 = 1.0;
+const SPAN_REL: f64 = 0.01;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= PRINTED + REL * a.abs().max(b.abs())
@@ -104,6 +118,7 @@ impl<'r> Check<'r> {
         let (mut tpot_sum, mut tpot_n, mut inv_sum) = (0.0, 0usize, 0.0);
         let mut complete = true;
         let from_latencies = req.latency_ms.is_some();
+        let (mut spans_ok, mut spans_bad) = (0usize, Vec::<String>::new());
         for &i in &ok {
             let ttft = number(&mut self, "ttfts", i, req.ttft_ms[i], false);
             let out = number(&mut self, "output_lens", i, req.output_len[i], true);
@@ -141,12 +156,42 @@ impl<'r> Check<'r> {
                 complete = false;
                 continue;
             }
+            if let (true, Some(sums)) = (from_latencies, &req.gap_sums_ms) {
+                let (gaps, span) = (sums[i], e2e - ttft);
+                if !gaps.is_finite() || gaps < 0.0 {
+                    spans_bad
+                        .push(format!("itls[{i}] sum to {}: a gap that is no finite non-negative number", f(gaps)));
+                } else if (gaps - span).abs() > SPAN_MS + SPAN_REL * gaps.max(span) {
+                    spans_bad.push(format!(
+                        "request {i}: its gaps (itls[{i}]) sum to {} ms, its latency minus its TTFT is {} - {} = {} ms",
+                        f(gaps),
+                        f(e2e),
+                        f(ttft),
+                        f(span)
+                    ));
+                } else {
+                    spans_ok += 1;
+                }
+            }
             e2e_sum += e2e;
             if out > 1.0 {
                 tpot_sum += (e2e - ttft) / (out - 1.0);
                 inv_sum += 1.0 / (out - 1.0);
                 tpot_n += 1;
             }
+        }
+
+        if !spans_bad.is_empty() {
+            let more = spans_bad.len().saturating_sub(2);
+            let more = if more > 0 { format!("; and {more} more") } else { String::new() };
+            self.problem(format!(
+                "{} of {} requests' chunk gaps do not sum to their latency minus their TTFT, as a request's latency is its TTFT plus its gaps (within 1 ms + 1%): {}{more}",
+                spans_bad.len(),
+                spans_ok + spans_bad.len(),
+                spans_bad[..spans_bad.len().min(2)].join("; ")
+            ));
+        } else if spans_ok > 0 {
+            self.agreed.push(format!("each request's gaps sum to its latency minus its TTFT ({spans_ok} requests)"));
         }
 
         // Against the file's own summary figures.

@@ -51,6 +51,25 @@ pub struct Block<'d> {
     pub ambiguous_with: Vec<&'d str>,
     /// What reading the block's tables found wrong with them (a header that does not fit the rows).
     pub notes: Vec<crate::report::Note>,
+    /// Another result's banner next to this block, with no closing line between (the banner that
+    /// cut this block off, or the one of the block this block's banner cut off), and the rows that
+    /// show the two results' rows mixed in this block (blocks interleaved line by line, or one
+    /// pasted into another): see `pipeline::run_of_block`.
+    pub neighbour: Option<Box<Neighbour>>,
+}
+
+/// Another result's banner beside a block, and what shows their rows mixed.
+#[derive(Debug)]
+pub struct Neighbour {
+    /// The banner's line and text.
+    pub banner: (usize, String),
+    /// The first row of the block that its definition does not know and a definition whose
+    /// banner is the neighbour's does: its line and label (a row of the other result).
+    pub foreign_row: Option<(usize, String)>,
+    /// A row or section header of the block's tool on the first line after its closing line, with
+    /// no banner of its own: its line and label (the rest of a block whose closing line closed
+    /// this one).
+    pub after_close: Option<(usize, String)>,
 }
 
 /// A block line read as a row (`crate::lex::split_row`).

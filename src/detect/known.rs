@@ -75,10 +75,11 @@ impl<'d> KnownLabels<'d> {
     /// A line's row, as [`BodyRow`].
     pub(super) fn see(&mut self, text: &str) -> Option<BodyRow> {
         // (The row found for this very text, still alive at this address, just before.)
-        if let Some(p) = self.primed.take() {
-            if p.at == text.as_ptr() as usize && p.len == text.len() {
-                return p.row;
-            }
+        if let Some(p) = self.primed.take()
+            && p.at == text.as_ptr() as usize
+            && p.len == text.len()
+        {
+            return p.row;
         }
         let (label, value) = split_row_key(text)?;
         let label = label.into_owned();

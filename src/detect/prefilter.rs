@@ -258,10 +258,10 @@ fn required(hir: &regex_syntax::hir::Hir) -> Option<Vec<Needle>> {
             let mut run = String::new();
             let mut folded = false;
             let close = |run: &mut String, folded: &mut bool, best: &mut Option<Needle>| {
-                if let Some(n) = trimmed(std::mem::take(run), *folded) {
-                    if best.as_ref().is_none_or(|b| n.text.len() > b.text.len()) {
-                        *best = Some(n);
-                    }
+                if let Some(n) = trimmed(std::mem::take(run), *folded)
+                    && best.as_ref().is_none_or(|b| n.text.len() > b.text.len())
+                {
+                    *best = Some(n);
                 }
                 *folded = false;
             };

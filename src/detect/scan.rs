@@ -7,12 +7,16 @@ use super::line::{has_escaped_newline, table_row, value_cells};
 use super::mode::{Grid, Hit, Mode, Open, Rows, Step, read_markdown};
 use super::prefilter::Literals;
 use super::prefix::{Prefix, cut_points};
-use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, args_dump, section_name, table};
+use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, Neighbour, args_dump, section_name, table};
 use crate::definition::{Definition, Definitions, Evidence};
 use crate::input::Line;
 use crate::lex::{label_key, normalize_label, split_row};
 
+mod evidence;
+mod interleaved;
 mod repair;
+
+use evidence::banner_words;
 
 /// Turns lines into blocks; see the module documentation.
 pub struct Scanner<'d> {
@@ -25,13 +29,24 @@ pub struct Scanner<'d> {
     open: Option<Mode<'d>>,
     blocks: usize,
     ready: std::collections::VecDeque<Block<'d>>,
-    /// A finished block whose variant prints a trailer: held until the trailer or other lines.
+    /// A finished block whose variant prints a trailer (held until the trailer or other lines),
+    /// or a closed block beside another result's banner (held for the line after it).
     held: Option<Held<'d>>,
     known: KnownLabels<'d>,
     /// Repairs of damaged text ([`repair`]).
     repair: repair::Repair,
     /// What looked like a result and was not read, and why (for the "nothing found" message).
     passed_over: Vec<String>,
+    /// The last banner that cut off an open block: its line, and the cut block's banner (line
+    /// and text).
+    last_cut: Option<(usize, (usize, String))>,
+    /// The text of the banner that is cutting off the open block, while it is finished.
+    next_banner_text: Option<String>,
+    /// Table rows (`| a | b |`) in a row before the current line, and the last one's line: the
+    /// rows of a table before the first row a definition knows.
+    table_run: (usize, usize),
+    /// Those rows, when a Markdown table block opened.
+    table_rows_before: usize,
     /// The line of the last row passed over.
     passed_over_last: Option<usize>,
 }
@@ -41,7 +56,9 @@ const MAX_PASSED_OVER: usize = 3;
 
 struct Held<'d> {
     block: Block<'d>,
-    trailer: &'d crate::definition::TrailerSpec,
+    /// The trailer waited for; none: the block is held only for the first line after it, which
+    /// tells whether another block's closing line closed it (see [`Scanner::look_after`]).
+    trailer: Option<&'d crate::definition::TrailerSpec>,
     gap: usize,
     /// Inside the trailer, after its banner.
     open: bool,
@@ -63,30 +80,22 @@ impl<'d> Scanner<'d> {
             held: None,
             repair: Default::default(),
             passed_over: Vec::new(),
+            last_cut: None,
+            next_banner_text: None,
+            table_run: (0, 0),
+            table_rows_before: 0,
             passed_over_last: None,
         }
     }
 
-    /// What a banner looks like, and what was passed over, for the "nothing found" message.
+    /// What was looked for (the tools, short: `--explain` lists the banner patterns,
+    /// [`super::missing::patterns`]), and what was passed over, for the "nothing found" message.
     pub fn looked_for(&self) -> String {
-        let banners = self.banners_looked_for();
+        let tools = super::missing::tools_looked_for(self.text_defs.iter().copied());
         if self.passed_over.is_empty() {
-            return banners;
+            return tools;
         }
-        format!("{banners}; passed over: {}", self.passed_over.join("; "))
-    }
-
-    fn banners_looked_for(&self) -> String {
-        // One entry per banner pattern, naming every definition that shares it.
-        let mut by_banner: Vec<(&str, Vec<&str>)> = Vec::new();
-        for d in &self.text_defs {
-            let banner = d.block.as_ref().expect("text definition").banner.as_str();
-            match by_banner.iter_mut().find(|(b, _)| *b == banner) {
-                Some((_, ids)) => ids.push(&d.id),
-                None => by_banner.push((banner, vec![&d.id])),
-            }
-        }
-        by_banner.iter().map(|(b, ids)| format!("{b} ({})", ids.join(", "))).collect::<Vec<_>>().join("; ")
+        format!("{tools}; passed over: {}", self.passed_over.join("; "))
     }
 
     /// Whether every line is read now (inside a block, or with a block waiting for its trailer).
@@ -241,9 +250,13 @@ impl<'d> Scanner<'d> {
     /// Returns whether the line was used.
     fn feed_held(&mut self, line: &Line) -> bool {
         let Some(h) = self.held.as_mut() else { return false };
+        let Some(trailer) = h.trailer else {
+            self.look_after(line);
+            return false;
+        };
         // The block's prefix is stripped where what remains is a line of the trailer.
         let known = &mut self.known;
-        let (trailer, open) = (h.trailer, h.open);
+        let open = h.open;
         let text = h.prefix.strip(&line.text, |rest| {
             let t = rest.trim();
             trailer.banner.is_match(t)
@@ -251,21 +264,21 @@ impl<'d> Scanner<'d> {
         });
         let trimmed = text.trim();
         if h.open {
-            if h.trailer.end.is_match(trimmed) {
+            if trailer.end.is_match(trimmed) {
                 h.block.last_line = line.number;
                 self.release();
                 return true;
             }
             // Plain rules inside the trailer separate its groups; its rows stay in its section.
-            let text = if is_rule(trimmed) { format!("--- {} ---", h.trailer.section) } else { text.to_string() };
+            let text = if is_rule(trimmed) { format!("--- {} ---", trailer.section) } else { text.to_string() };
             h.block.rows.push(self.known.see(&text));
             h.block.body.push(Line { number: line.number, text, truncated: line.truncated });
             h.block.last_line = line.number;
             return true;
         }
-        if h.trailer.banner.is_match(trimmed) {
+        if trailer.banner.is_match(trimmed) {
             h.open = true;
-            let text = format!("--- {} ---", h.trailer.section);
+            let text = format!("--- {} ---", trailer.section);
             h.block.rows.push(self.known.see(&text));
             h.block.body.push(Line { number: line.number, text, truncated: false });
             return true;
@@ -273,7 +286,7 @@ impl<'d> Scanner<'d> {
         if !trimmed.is_empty() {
             h.gap += 1;
         }
-        if h.gap > h.trailer.max_gap || self.banner_hits(&line.text).is_some() {
+        if h.gap > trailer.max_gap || self.banner_hits(&line.text).is_some() {
             self.release();
         }
         false
@@ -328,11 +341,11 @@ impl<'d> Scanner<'d> {
             }
             let mut starts = vec![0];
             starts.extend(cuts.into_iter().filter(|c| *c > 0));
-            if let Some(end) = banner_end {
-                if !starts.contains(&end) {
-                    starts.push(end);
-                    starts.sort_unstable();
-                }
+            if let Some(end) = banner_end
+                && !starts.contains(&end)
+            {
+                starts.push(end);
+                starts.sort_unstable();
             }
             for (i, start) in starts.iter().enumerate() {
                 let end = starts.get(i + 1).copied().unwrap_or(piece.text.len());
@@ -394,9 +407,16 @@ impl<'d> Scanner<'d> {
             }
             Step::NextBanner(end, line, (candidates, at)) => {
                 let done = self.open.take();
+                if let Some(done) = &done {
+                    let cut = &done.open().banner;
+                    self.last_cut = Some((line.number, (cut.number, banner_words(&cut.text))));
+                }
+                let next_text = banner_words(&line.text);
                 self.start(line, candidates, at);
                 if let Some(done) = done {
+                    self.next_banner_text = Some(next_text);
                     self.finish_block(done, end);
+                    self.next_banner_text = None;
                 }
             }
             Step::CutOff(again) => {
@@ -416,6 +436,9 @@ impl<'d> Scanner<'d> {
             return;
         }
         if let Some((label, value)) = table_row(&line.text) {
+            let (last, count) = self.table_run;
+            let before = if count > 0 && last + 1 == line.number { count } else { 0 };
+            self.table_run = (line.number, before + 1);
             let key = format!("{label}:");
             let candidates: Vec<&'d Definition> =
                 self.text_defs.iter().copied().filter(|d| d.knows_label(&normalize_label(&key))).collect();
@@ -437,6 +460,7 @@ impl<'d> Scanner<'d> {
                 }
             } else if !candidates.is_empty() {
                 let number = line.number;
+                self.table_rows_before = before;
                 self.open = Some(Mode::Markdown(Open {
                     candidate_bits: self.known.bits_of(&candidates),
                     candidates,
@@ -587,8 +611,9 @@ impl<'d> Scanner<'d> {
     fn finish_block(&mut self, done: Mode<'d>, end: BlockEnd) {
         match done {
             Mode::Rows(open, rows) => self.finish_rows(open, rows.seen, end),
-            // (Table rows are read again at the end.)
-            Mode::Markdown(open) => self.finish_rows(open, Vec::new(), end),
+            // (Table rows are read again at the end.) A table has no banner: it is a run only on
+            // the evidence of its own rows.
+            Mode::Markdown(open) => self.finish_markdown(open, end),
             Mode::Grid(open, _) => self.finish_grid(open, end),
         }
     }
@@ -644,9 +669,11 @@ impl<'d> Scanner<'d> {
             (BlockEnd::Closed(_), Some(v)) => block.definition.trailers.iter().find(|t| t.variants.contains(&v.id)),
             _ => None,
         };
-        match trailer {
-            Some(trailer) => self.held = Some(Held { block, trailer, gap: 0, open: false, prefix }),
-            None => self.ready.push_back(block),
+        let look_after = matches!(block.end, BlockEnd::Closed(_)) && block.neighbour.is_some();
+        if trailer.is_some() || look_after {
+            self.held = Some(Held { block, trailer, gap: 0, open: false, prefix });
+        } else {
+            self.ready.push_back(block);
         }
     }
 
@@ -717,6 +744,14 @@ impl<'d> Scanner<'d> {
         let mut context = context;
         context.sort_by(|a, b| (a.line, &a.label).cmp(&(b.line, &b.label)));
         self.blocks += 1;
+        let neighbour = match end {
+            BlockEnd::NextBanner(at) => Some((at, self.next_banner_text.clone().unwrap_or_default())),
+            _ => self.last_cut.take().filter(|(at, _)| *at == open.banner.number).map(|(_, cut)| cut),
+        }
+        .map(|banner| {
+            let foreign_row = self.foreign_row(definition, &banner.1, &open.body, &seen);
+            Box::new(Neighbour { banner, foreign_row, after_close: None })
+        });
         Some(Block {
             definition,
             variant,
@@ -729,6 +764,7 @@ impl<'d> Scanner<'d> {
             context,
             ambiguous_with,
             notes: open.notes,
+            neighbour,
         })
     }
 }

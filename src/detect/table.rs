@@ -144,7 +144,7 @@ fn respan(cells: &[Cell], sub: &[Cell], width: usize) -> Option<Vec<Cell>> {
         }
         let groups = cells[lead..].iter().filter(|c| !c.spans_left).count();
         let rest = width - lead;
-        if groups < 2 || rest % groups != 0 {
+        if groups < 2 || !rest.is_multiple_of(groups) {
             return None;
         }
         let period = rest / groups;
@@ -233,10 +233,10 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
         }
         let ruled = matches!(spec.cells, CellStyle::Ruled | CellStyle::Bars);
         if ruled && is_rule(trimmed) {
-            if !matches!(state, State::Start) {
-                if let Some(t) = tables.last_mut() {
-                    t.last = line.number;
-                }
+            if !matches!(state, State::Start)
+                && let Some(t) = tables.last_mut()
+            {
+                t.last = line.number;
             }
             state = match state {
                 State::Start => {
@@ -367,10 +367,10 @@ fn row_line(at: &Line, label: &str, value: &str) -> Line {
 fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line> {
     let mut body = Vec::new();
     for table in tables {
-        if let Some(t) = &table.title {
-            if section_name(def, t.text.trim()).is_some() {
-                body.push(t.clone());
-            }
+        if let Some(t) = &table.title
+            && section_name(def, t.text.trim()).is_some()
+        {
+            body.push(t.clone());
         }
         let columns = column_names(table);
         let mut rows: Vec<(&Line, String, &[Cell])> = Vec::new();

@@ -26,8 +26,35 @@ impl Unwritable {
     }
 }
 
-/// How to get the figures a run lacks, for the tool that printed it.
+/// How to get the figures a run lacks, for the tool that printed it. A run of `bench-normalize
+/// run` is never told to run what it just ran: what is missing is said with its own remedy.
 pub(super) fn how_to_get(run: &Run) -> String {
+    if let Some(client) = &run.source.run {
+        let mut how = Vec::new();
+        if client.client.is_none() {
+            how.push(
+                "`run` did not recognise the client in this command, so it could add no flag and state no tool: give \
+                 it the client's own command (`vllm bench serve ...`, `python -m sglang.bench_serving ...`, \
+                 `genai-perf profile ...`, `aiperf profile ...`), behind wrappers such as timeout, nohup, env or uv run \
+                 if need be, or in a shell's -c string holding that one command alone"
+                    .to_string(),
+            );
+        } else if client.tool_version.is_none() {
+            how.push(format!(
+                "the client's version could not be found ({}): state it with `--tool-version VERSION`",
+                client.version_from.trim_start_matches("unknown: ")
+            ));
+        }
+        if how.is_empty() {
+            how.push(
+                "`run` added the flags that give these figures (source.run.added_flags) and the client's output and \
+                 result file still lack them: each item above says which figure and why; an older client may need \
+                 them asked differently"
+                    .to_string(),
+            );
+        }
+        return how.join("; ");
+    }
     let p = run.source.parser.as_str();
     if p.starts_with("vllm") {
         "to get them, run vLLM with `--percentile-metrics ttft,tpot,itl,e2el --save-result --save-detailed` \
@@ -218,17 +245,20 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
             show(f)
         ));
     }
-    if let (Some(r), Some(n)) = (successful, num_prompts) {
-        if r != n {
-            refused.push(format!(
-                "successful_requests: {} of the {} requests asked for (num_prompts) succeeded, and dstack requires \
+    if let (Some(r), Some(n)) = (successful, num_prompts)
+        && r != n
+    {
+        refused.push(format!(
+            "successful_requests: {} of the {} requests asked for (num_prompts) succeeded, and dstack requires \
                  successful_requests == workload.num_requests",
-                show(r),
-                show(n)
-            ));
-        }
+            show(r),
+            show(n)
+        ));
     }
-    let whole = run.text(workload::BENCHMARK_TOOL_VERSION).is_some() || run.text(workload::COMMAND).is_some();
+    // In `run` mode dstack's whole `benchmark` object is asked for: never a part of it.
+    let whole = run.text(workload::BENCHMARK_TOOL_VERSION).is_some()
+        || run.text(workload::COMMAND).is_some()
+        || run.source.run.is_some();
     let mut benchmark = None;
     if whole {
         benchmark = dstack_benchmark_head(run, successful, input, output, concurrency, num_prompts, &mut problems);
@@ -375,10 +405,10 @@ pub fn dstack_e2e_metrics(run: &Run) -> (Value, Vec<String>) {
     if let (Some(_), Some(a)) = (d.tpot_ms.mean, &d.tpot_ms.approximate) {
         warnings.push(format!("tpot_ms.mean is approximate: {a}"));
     }
-    if let Err(why) = percentiles {
-        if tpot_mean.is_some() {
-            warnings.push(format!("tpot_ms.p50 and p99 are null: {why}"));
-        }
+    if let Err(why) = percentiles
+        && tpot_mean.is_some()
+    {
+        warnings.push(format!("tpot_ms.p50 and p99 are null: {why}"));
     }
     let count = |name: &str, v: Option<f64>, warnings: &mut Vec<String>| {
         if v.is_none() {

@@ -120,7 +120,7 @@ pub fn explain(run: &Run) -> String {
     }
     o += "  checks:\n";
     for c in &run.checks {
-        o += &format!("    {:<7} {:<19} {}\n", check_mark(c), p(&c.id), p(&c.message));
+        o += &format!("    {:<7} {:<19} {}\n", check_mark(c), p(c.id.as_str()), p(&c.message));
     }
     if let Some(objectives) = &run.objectives {
         o += "  objectives:\n";

@@ -71,6 +71,10 @@ impl Judge for Records<'_, '_> {
             Some(doc)
         });
         let Some(doc) = doc else { return Judged::LookInside };
+        // A record with a duplicate key has no one meaning: not read, nor anything inside it.
+        if crate::input::json::duplicate_key(bytes).is_some() {
+            return Judged::Taken;
+        }
         let value = || serde_json::Value::Object(doc.fields.iter().cloned().collect());
         if matches!(detect::classify_doc(&doc, self.opts.definitions), DocKind::Unknown)
             && !llmd::is_benchmark_report(&value())
@@ -119,7 +123,7 @@ pub(crate) struct Tap<'c, 'a, R> {
 
 impl<'c, 'a, R: BufRead> Tap<'c, 'a, R> {
     pub(crate) fn new(inner: R, records: Records<'c, 'a>) -> Self {
-        Tap { inner, finder: Finder::new(), records }
+        Tap { inner, finder: Finder::within(records.opts.budget.clone()), records }
     }
 
     /// The input ended.

@@ -26,11 +26,11 @@ use std::collections::VecDeque;
 use crate::definition::FoldSpec;
 use crate::error::Location;
 use crate::pipeline::{Out, Render};
-use crate::report::{Check, Note, Severity, Status, Verdict};
+use crate::report::{self, Check, Note, RuleId, Status};
 use crate::{Definitions, Error, Policy, Run};
 
 /// The check a run gets when a summary row repeats it.
-pub const RULE: &str = "summary-agreement";
+pub const RULE: RuleId = RuleId::SummaryAgreement;
 
 /// Most runs held at once: beyond, the first is handed out (and may still be folded into, late).
 const HOLD: usize = 64;
@@ -249,7 +249,7 @@ impl<'s, 'd> Fold<'s, 'd> {
                 _ => None,
             });
             if let Some(run) = held {
-                run.checks.push(Check { id: RULE.into(), severity: Severity::Error, status, message });
+                run.checks.push(Check::new(RULE, status, message));
                 settle(run, &self.policy);
                 return Ok(());
             }
@@ -266,14 +266,7 @@ impl<'s, 'd> Fold<'s, 'd> {
 
 /// The verdict once a check was added (an unusable run stays so).
 fn settle(run: &mut Run, policy: &Policy) {
-    if run.verdict == Verdict::Unusable {
-        return;
-    }
-    let rejects = |c: &Check| {
-        c.status == Status::Fail
-            && (c.severity == Severity::Error || (policy.strict && c.severity == Severity::Warning))
-    };
-    run.verdict = if run.checks.iter().any(rejects) { Verdict::Rejected } else { Verdict::Accepted };
+    run.verdict = report::verdict(&run.checks, policy.strict);
 }
 
 /// The key cell of a summary row as printed, and the (field, value) it names.

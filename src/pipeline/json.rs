@@ -56,11 +56,14 @@ fn runs_of_docs(
     let mut known = 0;
     // A document that does not parse (its error is kept for when nothing else is found).
     let mut broken = false;
+    let mut duplicated = false;
     let mut runs = Vec::new();
     for doc in docs {
         let doc = match doc {
             Ok(d) => d,
             Err(e) => {
+                // A document with a duplicate key is refused as it is, not read again as text.
+                duplicated |= input::json::is_duplicate_error(&e);
                 broken = true;
                 errors.push(e);
                 continue;
@@ -81,7 +84,7 @@ fn runs_of_docs(
             }
         }
     }
-    if runs.is_empty() && known == 0 && !opts.reports_only {
+    if runs.is_empty() && known == 0 && !opts.reports_only && !duplicated {
         match normalize_text(std::io::Cursor::new(text), input, opts, sink, false) {
             // Nothing in the text either: the documents' errors say why.
             Err(Error::NoResult { .. }) if broken => {}
@@ -128,15 +131,24 @@ fn read_documents<'t>(
     fast_whole: bool,
     text_is_error: bool,
 ) -> (Vec<Result<Doc<'t>, Error>>, usize) {
-    // Each document is first tried on the fast path, which gives up on anything unusual.
+    // Each document is first tried on the fast path, which gives up on anything unusual (a
+    // duplicate key among them); one the slow path reads is then searched for a duplicate key,
+    // which refuses it (`input::json::duplicate_key`).
     let read = |slice: &'t [u8], line: usize, fast: bool| {
-        fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(Ok).unwrap_or_else(|| {
+        fast.then(|| read_doc_fast(slice, arrays, line)).flatten().map(|d| Ok(Ok(d))).unwrap_or_else(|| {
             let mut de = serde_json::Deserializer::from_slice(slice);
-            (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d))
+            (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)).map(|d| {
+                match input::json::duplicate_key(slice) {
+                    None => Ok(d),
+                    Some(dup) => Err(dup),
+                }
+            })
         })
     };
-    if let Ok(doc) = read(text, first_line(text), fast_whole) {
-        return (vec![Ok(doc)], 0);
+    match read(text, first_line(text), fast_whole) {
+        Ok(Ok(doc)) => return (vec![Ok(doc)], 0),
+        Ok(Err(dup)) => return (vec![Err(input::json::duplicate_error(text, 1, input, &dup))], 0),
+        Err(_) => {}
     }
     let mut out = Vec::new();
     let mut text_lines = 0;
@@ -149,7 +161,10 @@ fn read_documents<'t>(
             continue;
         }
         match read(&text[span.start..span.end], span.line, true) {
-            Ok(doc) => out.push(Ok(doc)),
+            Ok(Ok(doc)) => out.push(Ok(doc)),
+            Ok(Err(dup)) => {
+                out.push(Err(input::json::duplicate_error(&text[span.start..span.end], span.line, input, &dup)));
+            }
             Err(e) => {
                 let line = span.line + e.line().saturating_sub(1);
                 let column = shifts.input_column(line, e.column());
@@ -210,6 +225,10 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
             if !shape.is_empty() {
                 return Err(shape_errors(shape));
             }
+            // The stated checks are recomputed, never read: their ids need not be this version's
+            // (a report written by a later one names rules this one does not have).
+            let mut value = value;
+            drop_stated_checks(&mut value);
             // The walk above is the contract; serde's reading stays behind it (one error).
             let runs: Vec<Run> = if doc.get("runs").is_some() {
                 let report: Report = serde_path_to_error::deserialize(value)
@@ -250,9 +269,13 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
                     looked_for: format!("a report, not a {} result file", definition.tool),
                 }]);
             }
-            if definition.id == "dstack-preset" {
+            if definition.id == "dstack-preset" || definition.id == "dstack-metrics" {
                 let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
-                let shape = check::dstack_shape(&value);
+                let shape = if definition.id == "dstack-preset" {
+                    check::dstack_shape(&value)
+                } else {
+                    check::dstack_metrics_shape(&value)
+                };
                 if !shape.is_empty() {
                     return Err(shape_errors(shape));
                 }
@@ -343,4 +366,16 @@ fn run_of_doc(
     let claims = if definition.format == Format::Report { Claims::Report } else { Claims::None };
     close(&mut run, &opts.policy, claims);
     Ok(run)
+}
+
+/// A canonical report's (or run's) `checks`, taken out before it is read: the rules run again.
+fn drop_stated_checks(value: &mut serde_json::Value) {
+    match value.get_mut("runs").and_then(serde_json::Value::as_array_mut) {
+        Some(runs) => runs.iter_mut().filter_map(serde_json::Value::as_object_mut).for_each(|r| {
+            r.remove("checks");
+        }),
+        None => {
+            value.as_object_mut().map(|r| r.remove("checks"));
+        }
+    }
 }

@@ -271,13 +271,13 @@ mod tests {
             runs.iter()
                 .map(|r| {
                     let mut v: serde_json::Value = serde_json::from_str(r).unwrap();
-                    v["checks"].as_array_mut().unwrap().retain(|c| c["id"] != crate::pipeline::fold::RULE);
+                    v["checks"].as_array_mut().unwrap().retain(|c| c["id"] != crate::pipeline::fold::RULE.as_str());
                     v
                 })
                 .collect()
         };
         assert_eq!(without_fold(&pipelined.runs), without_fold(&alone.runs));
-        assert!(alone.runs.iter().any(|r| r.contains(crate::pipeline::fold::RULE)), "no sweep folded");
+        assert!(alone.runs.iter().any(|r| r.contains(crate::pipeline::fold::RULE.as_str())), "no sweep folded");
     }
 
     /// A pipelined read of a stream hands out every run whose block has ended before it reads on, when

@@ -27,11 +27,13 @@ pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcom
             run.source.tool
         ));
     }
-    let Some(d) = i.duration_s.filter(|d| *d > 0.0) else { return skip("no duration") };
+    let d = i.duration_s.filter(|d| *d > 0.0);
+    if d.is_none() && i.per_request_tokens.is_none() {
+        return skip("no duration");
+    }
     // Half a unit of each figure's last printed digit; 2 decimals when no row says (a report
     // written by hand).
     let slack = |path: &str, v: f64| run.printed_slack(path, v).unwrap_or(ROUNDING_MS + 1e-9 * v.abs());
-    let ud = slack(totals::DURATION_S.path(), d).min(d / 2.0);
     let mut parts = Vec::new();
     let mut failed = false;
     // Input and total rates only where the client is known to print them over the same totals.
@@ -43,7 +45,8 @@ pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcom
         (reported::INPUT_TOK_PER_S, input, "input tokens"),
         (reported::TOTAL_TOK_PER_S, both, "input and output tokens"),
     ] {
-        let (Some(p), Some(n)) = (run.number(key), total) else { continue };
+        let (Some(p), Some(n), Some(d)) = (run.number(key), total, d) else { continue };
+        let ud = slack(totals::DURATION_S.path(), d).min(d / 2.0);
         let up = slack(key.path(), p);
         // The exact rate lies in [n / (D + ud), n / (D - ud)], widened by the tolerance; the
         // exact printed one in [p - up, p + up].
@@ -51,6 +54,30 @@ pub(super) fn throughput_totals(run: &Run, i: &Inputs, t: &Tolerances) -> Outcom
         let ok = p + up >= lo && p - up <= hi;
         failed |= !ok;
         parts.push(format!("{} printed {} vs {} {label} / {} s = {}", key.rel(), f(p), f(n), f(d), f(n / d)));
+    }
+    // With tokens per request printed instead of a total (genai-perf): both rates are over the
+    // same window, so their ratio is the mean output tokens per request.
+    if let (None, Some(per), Some(out), Some(req)) = (
+        i.output_tokens,
+        i.per_request_tokens,
+        run.number(reported::OUTPUT_TOK_PER_S),
+        run.number(reported::REQUEST_PER_S),
+    ) {
+        let (uo, ur) = (slack(reported::OUTPUT_TOK_PER_S.path(), out), slack(reported::REQUEST_PER_S.path(), req));
+        if req - ur > 0.0 && per > 0.0 {
+            let (lo, hi) = ((out - uo) / (req + ur), (out + uo) / (req - ur));
+            let ok = per >= lo * (1.0 - t.throughput) - 0.5 && per <= hi * (1.0 + t.throughput) + 0.5;
+            failed |= !ok;
+            parts.push(format!(
+                "{} printed {} / {} printed {} = {} output tokens per request vs {} printed",
+                reported::OUTPUT_TOK_PER_S.rel(),
+                f(out),
+                reported::REQUEST_PER_S.rel(),
+                f(req),
+                f(out / req),
+                f(per)
+            ));
+        }
     }
     if parts.is_empty() {
         return skip("no printed throughput with its totals");

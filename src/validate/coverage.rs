@@ -13,10 +13,7 @@ use super::{Outcome, skip};
 /// document's own values; no tolerance.
 /// Run on dstack documents only (`None` for other runs).
 pub(super) fn dstack_model(run: &Run) -> Option<Outcome> {
-    Some(match crate::dstack_model::violations(run)? {
-        v if v.is_empty() => (Status::Pass, "dstack's model accepts the document".into()),
-        v => (Status::Fail, format!("dstack's model would refuse it: {}", v.join("; "))),
-    })
+    crate::dstack_model::outcome(run)
 }
 
 /// Nothing usable is not accepted. Proof sketch: not a contradiction but an absence; a run
@@ -34,18 +31,18 @@ pub(super) fn key_figures(run: &Run, i: &Inputs) -> Outcome {
         );
     }
     let tpot_why = || d.tpot_ms.reason.clone().unwrap_or_else(|| "TPOT cannot be derived".into());
-    if let Some(t) = &run.source.truncated {
-        if d.tpot_ms.mean.is_none() {
-            return (
-                Status::Fail,
-                format!(
-                    "the block was cut off after line {} ({}), before what TPOT needs: {}",
-                    t.after_line,
-                    t.reason,
-                    tpot_why()
-                ),
-            );
-        }
+    if let Some(t) = &run.source.truncated
+        && d.tpot_ms.mean.is_none()
+    {
+        return (
+            Status::Fail,
+            format!(
+                "the block was cut off after line {} ({}), before what TPOT needs: {}",
+                t.after_line,
+                t.reason,
+                tpot_why()
+            ),
+        );
     }
     let any_stat = |key| run.stat(key).and_then(|s| s.iter().next()).map(|(_, v)| v);
     let key = [

@@ -2,20 +2,19 @@
 //! tokens, duration and concurrency slots allow; with them, the ITL-per-chunk note and the
 //! agreement between the tool's TPOT and the derived one.
 
-use crate::derive::{Inputs, show as f};
-use crate::report::{Format, ItlPer, Run, Stat, StatKey, Status, TpotMethod};
+use crate::derive::{Inputs, ROUNDED_REL, show as f};
+use crate::report::{ItlPer, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary::{reported, workload};
 
+use super::order::{Sorted, smallest_of};
 use super::{Outcome, ROUNDING_MS, Tolerances, skip};
 
 /// Why every successful request is known to have the same output length, when it is: the
 /// requested length `L` is each request's cap (`max_tokens`), so `N_out = R x L` leaves no room
-/// for a shorter one. Read from hand-written reports, whose requested output length is a cap
-/// (dstack's preset reports: fixed-length `ignore_eos` runs).
+/// for a shorter one. The requested length is what the input states, in a log (its argument
+/// dump's `random_output_len`, printed beside `Sampling ... output_len from [L, L]`) as in a
+/// report (dstack's preset reports: fixed-length `ignore_eos` runs).
 pub(super) fn equal_lengths(run: &Run, i: &Inputs) -> Option<String> {
-    if run.source.format != Format::Report {
-        return None;
-    }
     let l = run.number(workload::OUTPUT_LEN)?;
     let (n, r) = (i.output_tokens?, i.successful?);
     (r >= 1.0 && l >= 1.0 && (n - r * l).abs() < 0.5).then(|| {
@@ -165,34 +164,33 @@ pub(super) fn decode_within_e2e(
         }
         for (name, v) in figures {
             let msg = format!("{name} {} ms vs {what}", f(v));
-            if v > cap {
+            if v > cap + v * ROUNDED_REL {
                 failed.push(format!("{msg}: a request cannot take longer per token than it lives"));
             } else {
                 parts.push(msg);
             }
         }
     }
-    if let (Some(tpot), Some(equal)) = (claimed, equal) {
-        if let (Some(e2e), Some(ttft), Some(n)) = (i.e2e_mean, i.ttft_mean, i.n_avg()) {
-            if n > 1.0 && e2e > ttft {
-                let bound = (e2e - ttft) / (n - 1.0);
-                let ratio = tpot / bound;
-                let msg = format!(
-                    "claimed TPOT {} ms vs (E2E {} - TTFT {}) / ({} - 1) = {} ms of decode time per token ({}); {equal}",
-                    f(tpot),
-                    f(e2e),
-                    f(ttft),
-                    f(n),
-                    f(bound),
-                    x(ratio)
-                );
-                if ratio > t.capacity {
-                    failed
-                        .push(format!("{msg}: requests cannot decode longer than they live (allowed {}x)", t.capacity));
-                } else {
-                    parts.push(msg);
-                }
-            }
+    if let (Some(tpot), Some(equal)) = (claimed, equal)
+        && let (Some(e2e), Some(ttft), Some(n)) = (i.e2e_mean, i.ttft_mean, i.n_avg())
+        && n > 1.0
+        && e2e > ttft
+    {
+        let bound = (e2e - ttft) / (n - 1.0);
+        let ratio = tpot / bound;
+        let msg = format!(
+            "claimed TPOT {} ms vs (E2E {} - TTFT {}) / ({} - 1) = {} ms of decode time per token ({}); {equal}",
+            f(tpot),
+            f(e2e),
+            f(ttft),
+            f(n),
+            f(bound),
+            x(ratio)
+        );
+        if ratio > t.capacity {
+            failed.push(format!("{msg}: requests cannot decode longer than they live (allowed {}x)", t.capacity));
+        } else {
+            parts.push(msg);
         }
     }
     if !failed.is_empty() {
@@ -209,6 +207,42 @@ pub(super) fn decode_within_e2e(
 /// `floor((1 - q) n) + 1`.
 pub(super) fn above_quantile(n: f64, q: f64) -> f64 {
     ((1.0 - q) * n).floor() + 1.0
+}
+
+/// The counts of requests a tool's TPOT rows may cover: every successful request when output
+/// lengths are equal (none has one token), else any count up to them (one-token requests have no
+/// TPOT), laid out only for runs of at most [`FLOOR_MAX_REQUESTS`].
+pub(super) fn tpot_row_counts(r: f64, equal: bool) -> Option<std::ops::RangeInclusive<usize>> {
+    let r = r as usize;
+    match (equal, r) {
+        (_, 0) => None,
+        (true, _) => Some(r..=r),
+        (false, r) if r <= FLOOR_MAX_REQUESTS => Some(1..=r),
+        _ => None,
+    }
+}
+
+/// Runs with more requests are bounded only when their lengths are equal (one count to lay out).
+pub(super) const FLOOR_MAX_REQUESTS: usize = 256;
+
+/// The smallest per-request TPOT the tool's TPOT rows allow ([`smallest_of`]), ms.
+fn rows_floor(run: &Run, rows: &Stat, r: f64, rounding: f64, cap: Option<f64>, equal: bool) -> Option<f64> {
+    // Only where the definition says how the tool computes its percentiles.
+    run.source.semantics.percentiles?;
+    let counts = tpot_row_counts(r, equal)?;
+    // The rows' own printed digits (a run's coarsest latency rounding may be another block's:
+    // guidellm prints E2E in seconds with one decimal, TPOT in ms with one).
+    let own = ["mean", "p50", "p90", "p99", "min", "max"]
+        .iter()
+        .filter_map(|k| {
+            let path = format!("{}.{k}", reported::TPOT_MS.path());
+            let v = rows.get(StatKey::parse(k)?)?;
+            run.printed_slack(&path, v)
+        })
+        .reduce(f64::max);
+    let e = own.unwrap_or(rounding).max(ROUNDING_MS) + 1e-9 * rows.mean()?;
+    let floor = smallest_of(rows, counts, run.source.semantics.numpy_percentiles(), e, cap.unwrap_or(f64::INFINITY))?;
+    floor.is_finite().then_some(floor.max(0.0))
 }
 
 /// The token-weighted TPOT (derived from E2E, TTFT and totals, or from per-request arrays) must
@@ -249,8 +283,9 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
     if decode_tokens <= 0.0 || r <= 0.0 {
         return skip("no decode tokens");
     }
-    // Rounding of the printed E2E and TTFT means, spread over the tokens per request.
-    let slack = 2.0 * rounding / (n / r - 1.0).max(1.0) + ROUNDING_MS;
+    // Rounding of the printed E2E and TTFT means, spread over the tokens per request, and the
+    // derived figure's own rounding to six significant digits.
+    let slack = 2.0 * rounding / (n / r - 1.0).max(1.0) + ROUNDING_MS + tw * ROUNDED_REL;
     // One-token requests are not in the rows, but their end of stream is in E2E - TTFT: at most
     // an ordinary decode step each (the rows' median or mean), spread over the decode tokens.
     let step = rows.get(StatKey::P(50.0)).into_iter().chain(rows.mean()).fold(0.0, f64::max);
@@ -267,7 +302,16 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
         let m = format!("the TPOT rows' min {} ms", f(min));
         if tw < min - slack { failed.push(format!("{head} is below {m}")) } else { parts.push(format!(">= {m}")) }
     }
-    if let Some((cap, what)) = decode_cap(run, i, rounding) {
+    let cap = decode_cap(run, i, rounding);
+    if let Some(floor) = rows_floor(run, rows, r, rounding, cap.as_ref().map(|c| c.0), equal.is_some()) {
+        let m = format!("{} ms, the smallest per-request TPOT the rows allow", f(floor));
+        if tw < floor - slack {
+            failed.push(format!("{head} is below {m} (a token-weighted mean lies between its requests' TPOTs)"));
+        } else if floor > 0.0 {
+            parts.push(format!(">= {m}"));
+        }
+    }
+    if let Some((cap, what)) = cap {
         let best = rows
             .iter()
             .filter_map(|(k, v)| match k {
@@ -292,13 +336,15 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
     }
     if let (Some(c), Some(equal)) = (claimed, equal) {
         let m = format!("the rows' mean {} ms ({equal}, so the request- and token-weighted means are equal)", f(c));
-        if (c - tw).abs() > 0.02 * c + slack {
+        // The rows' mean is printed with the run's latency rounding too.
+        if (c - tw).abs() > 0.02 * c + slack + rounding {
             failed.push(format!("{head} differs from {m}"));
         } else {
             parts.push(format!("= {m}"));
         }
     }
     if !failed.is_empty() {
+        let below = claimed.is_some_and(|c| c > tw);
         let itl = i.itl_mean.filter(|_| i.itl_per == Some(ItlPer::Chunk));
         let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b;
         let cause = match (itl, claimed) {
@@ -312,6 +358,7 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
             _ if claimed.is_some_and(|c| c < tw) || rows.get(StatKey::Max).is_some_and(|m| m < tw) => {
                 "the output-token total is too low for these TPOT rows (tokens counted per streamed chunk?), or the rows are from another run".into()
             }
+            _ if below => "the output-token total is too high for these TPOT rows, or the latencies are in another unit, or the rows are from another run".into(),
             _ => "the output-token total or the TPOT rows are not of this run".into(),
         };
         return (Status::Fail, format!("{}: {cause}", failed.join("; ")));
@@ -322,10 +369,84 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
     (Status::Pass, format!("{head} {}", parts.join(", ")))
 }
 
-pub(super) fn e2e_capacity(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
+/// Whether the client sent its requests with no rate limit: a printed request rate of `inf`
+/// (vLLM's `Traffic request rate: inf`, its argument dump's `request_rate=inf`, a result file's
+/// `"request_rate": "inf"`). An absent rate is not known to be unlimited.
+pub(super) fn rate_unlimited(run: &Run) -> bool {
+    run.number(workload::REQUEST_RATE).is_none()
+        && run.rows.iter().any(|r| {
+            let label = r.label.to_ascii_lowercase();
+            let rate = label.contains("request rate") || label.contains("request_rate");
+            rate && r.value.as_deref().is_some_and(|v| {
+                let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
+                v.eq_ignore_ascii_case("inf") || v.eq_ignore_ascii_case("infinity")
+            })
+        })
+}
+
+/// The longest E2E latency the run's E2E block allows, ms: its printed max, what numpy's
+/// percentiles and the mean allow ([`Sorted`]), never more than the duration.
+fn e2e_max(run: &Run, i: &Inputs, rounding: f64) -> Option<(f64, String)> {
+    let r = i.successful.filter(|r| *r >= 1.0)? as usize;
+    let cap = decode_cap(run, i, rounding).map_or(f64::INFINITY, |c| c.0);
+    let known = run.source.semantics.percentiles.is_some();
+    let largest = |stat: &Stat, n: usize| {
+        if !known {
+            return stat.get(StatKey::Max);
+        }
+        let m = stat.mean()?;
+        let e = rounding + 1e-9 * m;
+        let max = Sorted::of(stat, n, run.source.semantics.numpy_percentiles(), e, cap)?.largest(m, e);
+        max.is_finite().then_some(max)
+    };
+    if let Some(stat) = run.stat(reported::E2E_MS) {
+        let max = largest(stat, r)?;
+        return Some((max, format!("the longest E2E latency its block allows, {} ms", f(max))));
+    }
+    // Equal lengths `L`: `E2E_i = TTFT_i + (L - 1) TPOT_i <= TTFT_max + (L - 1) TPOT_max`.
+    let l = i.n_avg()?;
+    let ttft = largest(run.stat(reported::TTFT_MS)?, r)?;
+    let tpot = largest(run.stat(reported::TPOT_MS)?, r)?;
+    let max = (ttft + (l - 1.0) * tpot).min(cap);
+    Some((max, format!("the longest TTFT + ({} - 1) x the longest TPOT their blocks allow, {} ms", f(l), f(max))))
+}
+
+/// With every request of `L` output tokens (known: [`equal_lengths`]), each request's E2E
+/// latency is `TTFT_i + (L - 1) TPOT_i` (the definition of its TPOT), so the mean E2E is
+/// `TTFT_mean + (L - 1) TPOT_mean` exactly: a log without E2E rows (vLLM's default
+/// `--percentile-metrics ttft,tpot,itl`) is held to the slots by it.
+pub(super) fn rebuilt_e2e(i: &Inputs, equal: bool) -> Option<f64> {
+    let (true, None, Some(ttft), Some(tpot), Some(l)) = (equal, i.e2e_mean, i.ttft_mean, i.tool_tpot_mean, i.n_avg())
+    else {
+        return None;
+    };
+    (l >= 1.0).then_some(ttft + (l - 1.0) * tpot)
+}
+
+/// `e2e-capacity`, both sides. Upper: at most `slots` requests are in flight at once, so
+/// `R x E2E_mean <= slots x D`. Lower, for a closed-loop client with no rate limit (a capped
+/// concurrency, `request_rate = inf`, no failed request): a slot that frees takes the next
+/// request at once, so until the last request starts every slot is busy (Graham's list-scheduling
+/// bound): `D <= R x E2E_mean / slots + (1 - 1 / slots) x E2E_max`, plus the client's own time
+/// between requests ([`E2E_OVERHEAD_S`] per request a slot runs, [`E2E_START_S`] to start and end).
+pub(super) fn e2e_capacity(run: &Run, i: &Inputs, rounding: f64, equal: bool, t: &Tolerances) -> Outcome {
     let mut parts = Vec::new();
     let mut failed = false;
-    if let (Some(r), Some(e2e), Some(d), Some((c, unit))) = (i.successful, i.e2e_mean, i.duration_s, slots(i)) {
+    let mut fast = false;
+    let rebuilt = rebuilt_e2e(i, equal);
+    let note = rebuilt.map(|e2e| {
+        format!(
+            "no E2E rows: E2E {} ms = TTFT {} + ({} - 1) x TPOT {} (every request has that many output tokens)",
+            f(e2e),
+            f(i.ttft_mean.unwrap_or(0.0)),
+            f(i.n_avg().unwrap_or(0.0)),
+            f(i.tool_tpot_mean.unwrap_or(0.0))
+        )
+    });
+    if let (Some(r), Some(e2e), Some(d), Some((c, unit))) =
+        (i.successful, i.e2e_mean.or(rebuilt), i.duration_s, slots(i))
+    {
+        parts.extend(note);
         let busy = r * e2e / 1000.0;
         let supply = c * d;
         let ratio = if supply > 0.0 { busy / supply } else { f64::INFINITY };
@@ -340,6 +461,53 @@ pub(super) fn e2e_capacity(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
             f(supply),
             x(ratio)
         ));
+        let closed = i.max_concurrency.is_some() && i.failed == Some(0.0) && rate_unlimited(run);
+        if let (true, Some((max, why))) = (closed && r >= 1.0 && d > 0.0, e2e_max(run, i, rounding)) {
+            let per_slot = (r / c).ceil();
+            let overhead = E2E_START_S + E2E_OVERHEAD_S * per_slot;
+            let longest = (r * (e2e + rounding) / c + (1.0 - 1.0 / c) * max) / 1000.0;
+            let most = longest * t.e2e_capacity + overhead;
+            let short = d > most;
+            fast |= short;
+            parts.push(format!(
+                "closed loop, no rate limit: the run lasts at most {} requests x E2E {} ms / {} {unit} + (1 - 1/{}) x {why} = {} s (+{}% and {} s of the client's own time: {} s) vs {} s",
+                r as u64,
+                f(e2e),
+                c as u64,
+                c as u64,
+                f(longest),
+                ((t.e2e_capacity - 1.0) * 100.0).round(),
+                f(overhead),
+                f(most),
+                f(d)
+            ));
+        }
+    }
+    // SGLang prints `Concurrency:` as `sum_i E2E_i / D`: it is the in-flight time over the
+    // duration, both ways (a mean E2E halved beside it is a contradiction).
+    if let (true, Some(conc), Some(r), Some(e2e), Some(d)) = (
+        run.source.tool.contains("sglang"),
+        run.number(reported::MEAN_IN_FLIGHT),
+        i.successful,
+        i.e2e_mean,
+        i.duration_s,
+    ) && d > 0.0
+        && conc > 0.0
+    {
+        let busy = r * e2e / 1000.0 / d;
+        let ratio = busy / conc;
+        let off = ratio > t.e2e_capacity || ratio < 1.0 / t.e2e_capacity;
+        failed |= off && ratio > 1.0;
+        fast |= off && ratio < 1.0;
+        parts.push(format!(
+            "printed Concurrency {} = sum of E2E / D; {} requests x E2E {} ms / {} s = {} ({})",
+            f(conc),
+            r as u64,
+            f(e2e),
+            f(d),
+            f(busy),
+            x(ratio)
+        ));
     }
     if let (Some(conc), Some(c)) = (run.number(reported::MEAN_IN_FLIGHT), i.max_concurrency) {
         failed |= conc > c * t.e2e_capacity;
@@ -351,10 +519,23 @@ pub(super) fn e2e_capacity(run: &Run, i: &Inputs, t: &Tolerances) -> Outcome {
     let msg = parts.join("; ");
     if failed {
         (Status::Fail, format!("{msg}: more time in flight than the slots allow (allowed {}x)", t.e2e_capacity))
+    } else if fast {
+        (
+            Status::Fail,
+            format!(
+                "{msg}: the requests are too short to fill the run (a latency in seconds under a millisecond name, or a wrong E2E, duration or request count)"
+            ),
+        )
     } else {
         (Status::Pass, msg)
     }
 }
+
+/// The client's own time per request between one request's end and the next one's start on a
+/// slot, s (event loop, prompt preparation): generous beside the ~1 ms a Python client takes.
+const E2E_OVERHEAD_S: f64 = 0.05;
+/// The client's time to start the run and to gather its results, s.
+const E2E_START_S: f64 = 0.5;
 
 pub(super) fn tpot_agreement(run: &Run, i: &Inputs, claimed: Option<f64>, t: &Tolerances) -> Outcome {
     let Some(c) = claimed else { return skip("no TPOT claimed (no TPOT row)") };

@@ -1,12 +1,13 @@
 //! Rules on each value alone: latencies in order, statistic blocks that non-negative values can
 //! have, finite numbers, and a physically possible range.
 
-use crate::derive::{Inputs, show as f};
+use crate::derive::{Inputs, ROUNDED_REL, show as f};
 use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
-use super::decode::decode_cap;
+use super::decode::{decode_cap, tpot_row_counts};
+use super::order::Sorted;
 use super::{Outcome, skip};
 
 pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
@@ -164,17 +165,22 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 ///   allows, or its duration), and a TTFT is at most its request's E2E. So
 ///   `m <= ((lo + 1) p_q + (R - lo - 1) cap) / R`: a mean TTFT of 1398.9 ms over 16 requests with
 ///   a P99 of 145.44 ms and a longest E2E of 7,868 ms is impossible (at most 628 ms).
-pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64) -> Outcome {
+pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal: bool) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
     let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
     let bounded_above = [reported::TTFT_MS, reported::E2E_MS].map(Key::path);
+    let tpot_path = reported::TPOT_MS.path();
     let numpy = run.source.semantics.numpy_percentiles();
     let cap = decode_cap(run, i, rounding);
     let mut check = |path: &str, stat: &Stat| {
         let Some(m) = stat.mean() else { return };
         checked += 1;
-        let e = slack_of(stat, rounding);
+        let mut e = slack_of(stat, rounding);
+        if path.starts_with("derived") {
+            // Derived figures are rounded to six significant digits (`derive::round`).
+            e += stat.iter().map(|(_, v)| v.abs()).fold(0.0, f64::max) * ROUNDED_REL;
+        }
         if let (true, true, Some(r), Some((cap, why))) =
             (numpy, bounded_above.contains(&path), i.successful.filter(|r| *r >= 1.0), cap.as_ref())
         {
@@ -195,6 +201,35 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64) -> Out
                 }
             }
         }
+        // The range of means the block's percentiles, min and max allow its sorted values.
+        let counts = match (i.successful, path) {
+            (Some(r), p) if p == tpot_path => tpot_row_counts(r, equal),
+            (Some(r), p) if bounded_above.contains(&p) && r >= 1.0 => Some(r as usize..=r as usize),
+            _ => None,
+        };
+        // Only where the definition says how the tool computes its percentiles.
+        let known = run.source.semantics.percentiles.is_some();
+        if let Some(counts) = counts.filter(|_| known && stat.iter().any(|(k, _)| matches!(k, StatKey::P(_)))) {
+            let c = cap.as_ref().map_or(f64::INFINITY, |c| c.0);
+            let (lo, hi) = counts
+                .filter_map(|n| Sorted::of(stat, n, numpy, e, c))
+                .map(|s| s.means())
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (l, h)| (a.min(l), b.max(h)));
+            if lo.is_finite() && m + e < lo {
+                problems.push(format!(
+                    "{path}: mean {} is below {}, the least its percentiles allow (the values above each percentile are at least it)",
+                    f(m),
+                    f(lo)
+                ));
+            } else if hi.is_finite() && m - e > hi {
+                problems.push(format!(
+                    "{path}: mean {} is above {}, the most its percentiles allow with every value at most {}",
+                    f(m),
+                    f(hi),
+                    cap.as_ref().map_or("its max".to_string(), |c| c.1.clone())
+                ));
+            }
+        }
         for (k, v) in stat.iter() {
             if let StatKey::P(p) = k {
                 let q = p / 100.0;
@@ -210,15 +245,16 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64) -> Out
             }
         }
         let max = stat.get(StatKey::Max);
-        if let (Some(max), Some(r), true) = (max, i.successful, per_request.contains(&path)) {
-            if r >= 1.0 && m + e < (max - e) / r {
-                problems.push(format!(
-                    "{path}: mean {} is below max {} / {} requests: one value alone gives a larger mean",
-                    f(m),
-                    f(max),
-                    r as u64
-                ));
-            }
+        if let (Some(max), Some(r), true) = (max, i.successful, per_request.contains(&path))
+            && r >= 1.0
+            && m + e < (max - e) / r
+        {
+            problems.push(format!(
+                "{path}: mean {} is below max {} / {} requests: one value alone gives a larger mean",
+                f(m),
+                f(max),
+                r as u64
+            ));
         }
         if let Some(s) = stat.get(StatKey::Std) {
             if let Some(max) = max {
@@ -235,15 +271,15 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64) -> Out
                     ));
                 }
             }
-            if let Some(p50) = stat.get(StatKey::P(50.0)) {
-                if (m - p50).abs() > s + 2.0 * e {
-                    problems.push(format!(
-                        "{path}: mean {} and median {} are more than one std {} apart",
-                        f(m),
-                        f(p50),
-                        f(s)
-                    ));
-                }
+            if let Some(p50) = stat.get(StatKey::P(50.0))
+                && (m - p50).abs() > s + 2.0 * e
+            {
+                problems.push(format!(
+                    "{path}: mean {} and median {} are more than one std {} apart",
+                    f(m),
+                    f(p50),
+                    f(s)
+                ));
             }
         }
     };
@@ -364,10 +400,10 @@ pub(super) fn finite_values(run: &Run) -> Outcome {
             Figure::List(l) => {
                 for (idx, v) in l.iter().enumerate() {
                     n += 1;
-                    if let Some(v) = v {
-                        if !v.is_finite() || *v < 0.0 {
-                            problems.push(format!("{path}[{idx}] = {v}"));
-                        }
+                    if let Some(v) = v
+                        && (!v.is_finite() || *v < 0.0)
+                    {
+                        problems.push(format!("{path}[{idx}] = {v}"));
                     }
                 }
             }

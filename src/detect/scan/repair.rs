@@ -156,13 +156,13 @@ impl<'d> Scanner<'d> {
             match part {
                 Part::Text(t) => {
                     if let Some((_, cells)) = self.repair.cells.as_mut() {
-                        if let Some(last) = cells.last_mut() {
-                            if !t.trim().is_empty() {
-                                if !last.is_empty() {
-                                    last.push(' ');
-                                }
-                                last.push_str(t.trim());
+                        if let Some(last) = cells.last_mut()
+                            && !t.trim().is_empty()
+                        {
+                            if !last.is_empty() {
+                                last.push(' ');
                             }
+                            last.push_str(t.trim());
                         }
                         continue;
                     }
@@ -176,18 +176,18 @@ impl<'d> Scanner<'d> {
                     cells.1.push(String::new());
                 }
                 Part::RowEnd => {
-                    if let Some((first, cells)) = self.repair.cells.take() {
-                        if cells.len() >= 2 {
-                            out.push(Line { number: first.number, text: cells_row(&cells), truncated: false });
-                        }
+                    if let Some((first, cells)) = self.repair.cells.take()
+                        && cells.len() >= 2
+                    {
+                        out.push(Line { number: first.number, text: cells_row(&cells), truncated: false });
                     }
                 }
             }
         }
-        if let Some((first, _)) = &self.repair.cells {
-            if line.number.saturating_sub(first.number) >= MAX_ROW_LINES {
-                self.repair.cells = None;
-            }
+        if let Some((first, _)) = &self.repair.cells
+            && line.number.saturating_sub(first.number) >= MAX_ROW_LINES
+        {
+            self.repair.cells = None;
         }
         self.note(
             "repaired-markup",

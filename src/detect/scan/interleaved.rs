@@ -1,0 +1,69 @@
+//! Signs that the rows of two results are mixed in one block (blocks interleaved line by line,
+//! or one pasted into another), found while the lines are at hand: a row only the other
+//! result's tool prints, and the rest of a block after the closing line that closed this one.
+//! `pipeline::run_of_block` reads them.
+
+use super::super::known::KnownLabels;
+use super::super::{BodyRow, section_name};
+use super::Scanner;
+use crate::definition::Definition;
+use crate::input::Line;
+
+impl<'d> Scanner<'d> {
+    /// The first line that is not blank after a closed block that cut another result's block off
+    /// (or was cut into): a row or section header of the block's own tool there, with no banner
+    /// of its own, is the rest of a block whose closing line closed this one early. Noted in the
+    /// block (`after_close`); the line is then read as usual.
+    pub(super) fn look_after(&mut self, line: &Line) {
+        let Some(h) = self.held.as_mut() else { return };
+        // (A blank line carries the block's prefix too: a logger's timestamp before nothing.)
+        let text = h.prefix.strip(&line.text, |_| true);
+        if text.trim().is_empty() {
+            return;
+        }
+        let def = h.block.definition;
+        let bit = self.known.bit(def);
+        let found = match self.known.see(text) {
+            Some(r) if KnownLabels::knows_at(r.known, bit, def, &r.label) => {
+                Some(r.label.trim_end_matches(':').to_string())
+            }
+            _ => section_name(def, crate::lex::trim(text))
+                .filter(|n| !n.is_empty())
+                .map(|n| format!("{n} section header")),
+        };
+        if let Some(h) = self.held.as_mut()
+            && let Some(n) = h.block.neighbour.as_deref_mut()
+            && let Some(label) = found
+        {
+            n.after_close = Some((line.number, label));
+        }
+        self.release();
+    }
+
+    /// The first row of a block that `definition` does not know and a definition whose banner
+    /// matches `neighbour` (another result's banner beside the block) does: its line and label.
+    pub(super) fn foreign_row(
+        &self,
+        definition: &Definition,
+        neighbour: &str,
+        body: &[Line],
+        rows: &[Option<BodyRow>],
+    ) -> Option<(usize, String)> {
+        let theirs: Vec<&Definition> = self
+            .text_defs
+            .iter()
+            .copied()
+            .filter(|d| !std::ptr::eq(*d, definition))
+            .filter(|d| d.block.as_ref().is_some_and(|b| b.banner.is_match(neighbour)))
+            .collect();
+        if theirs.is_empty() {
+            return None;
+        }
+        let knows = |d: &Definition, r: &BodyRow| KnownLabels::knows_at(r.known, self.known.bit(d), d, &r.label);
+        body.iter().zip(rows).find_map(|(l, r)| {
+            let r = r.as_ref()?;
+            (!knows(definition, r) && theirs.iter().any(|d| knows(d, r)))
+                .then(|| (l.number, r.label.trim_end_matches(':').to_string()))
+        })
+    }
+}

@@ -1,0 +1,204 @@
+//! What a printed statistic block (mean, percentiles, min, max) allows its sorted values to be:
+//! a lower and an upper bound on each order statistic, and from them (with the mean) the
+//! smallest and the largest value the block allows.
+//!
+//! Proof sketch (`n` values `s_0 <= ... <= s_(n-1)`, all `>= 0` and `<= cap`; every printed
+//! figure within `e`, its rounding):
+//! * a `q`-percentile `p` has at least `k_le` values `<= p` and `k_ge` values `>= p`: with numpy's
+//!   linear interpolation `p = s_lo + f (s_(lo+1) - s_lo)`, `lo = floor(q (n - 1))`, so
+//!   `k_le = lo + 1` and `k_ge = n - lo - 1` (`n - lo` when `f = 0`); whatever the method,
+//!   at most `floor((1 - q) n) + 1` values lie above it (and as many below), so
+//!   `k_le = ceil(q n) - 1`, `k_ge = ceil((1 - q) n) - 1`;
+//! * with numpy's interpolation and `f > 0`, `s_(lo+1) = p + (1 / f - 1)(p - s_lo)` is at most
+//!   that with `s_lo` at its lower bound, and `s_lo = (p - f s_(lo+1)) / (1 - f)` at least that
+//!   with `s_(lo+1)` at its upper bound;
+//! * the bounds are closed under the order (`s_j <= s_(j+1)`): an upper bound holds for every
+//!   value below, a lower bound for every value above;
+//! * the mean fixes the sum: `s_0 >= n m - sum_(j >= 1) ub_j` and
+//!   `s_(n-1) <= n m - sum_(j < n-1) lb_j`, and a mean with `n m` outside
+//!   `[sum lb_j, sum ub_j]` is one no sample allows.
+
+use crate::report::{Stat, StatKey};
+
+/// Per-position bounds of the sorted values of a block.
+pub(super) struct Sorted {
+    lb: Vec<f64>,
+    ub: Vec<f64>,
+}
+
+/// The largest count of values the bounds are worked out for (one vector of each).
+pub(super) const MAX_N: usize = 1 << 20;
+
+impl Sorted {
+    /// The bounds the block's min, max and percentiles put on `n` sorted values within `0..cap`,
+    /// each printed figure within `e`. None for an empty sample or one too large to lay out.
+    pub(super) fn of(stat: &Stat, n: usize, numpy: bool, e: f64, cap: f64) -> Option<Sorted> {
+        if n == 0 || n > MAX_N {
+            return None;
+        }
+        let mut s = Sorted { lb: vec![0.0; n], ub: vec![cap.max(0.0); n] };
+        let last = n - 1;
+        if let Some(min) = stat.get(StatKey::Min) {
+            s.ub[0] = s.ub[0].min(min + e);
+            s.lb[0] = s.lb[0].max(min - e);
+        }
+        if let Some(max) = stat.get(StatKey::Max) {
+            s.ub[last] = s.ub[last].min(max + e);
+            s.lb[last] = s.lb[last].max(max - e);
+        }
+        let percentiles: Vec<(f64, f64)> = stat
+            .iter()
+            .filter_map(|(k, v)| match k {
+                StatKey::P(p) if p > 0.0 && p < 100.0 => Some((p / 100.0, v)),
+                _ => None,
+            })
+            .collect();
+        let nf = n as f64;
+        for &(q, p) in &percentiles {
+            let (k_le, k_ge) = if numpy {
+                let rank = q * (nf - 1.0);
+                let lo = rank.floor();
+                let f = rank - lo;
+                (lo + 1.0, if f > 0.0 { nf - lo - 1.0 } else { nf - lo })
+            } else {
+                ((q * nf).ceil() - 1.0, ((1.0 - q) * nf).ceil() - 1.0)
+            };
+            let (k_le, k_ge) = (k_le.clamp(0.0, nf) as usize, k_ge.clamp(0.0, nf) as usize);
+            if k_le > 0 {
+                s.ub[k_le - 1] = s.ub[k_le - 1].min(p + e);
+            }
+            if k_ge > 0 {
+                s.lb[n - k_ge] = s.lb[n - k_ge].max(p - e);
+            }
+        }
+        s.close();
+        if numpy && n >= 2 {
+            for _ in 0..2 {
+                for &(q, p) in &percentiles {
+                    let rank = q * (nf - 1.0);
+                    let lo = rank.floor() as usize;
+                    let f = rank - rank.floor();
+                    if f <= 0.0 || lo + 1 >= n {
+                        continue;
+                    }
+                    let up = p + e + (1.0 / f - 1.0) * (p + e - s.lb[lo]).max(0.0);
+                    s.ub[lo + 1] = s.ub[lo + 1].min(up);
+                    let down = (p - e - f * s.ub[lo + 1]) / (1.0 - f);
+                    s.lb[lo] = s.lb[lo].max(down);
+                }
+                s.close();
+            }
+        }
+        Some(s)
+    }
+
+    /// Each upper bound holds for the values below it, each lower bound for those above.
+    fn close(&mut self) {
+        for j in (0..self.ub.len().saturating_sub(1)).rev() {
+            self.ub[j] = self.ub[j].min(self.ub[j + 1]);
+        }
+        for j in 1..self.lb.len() {
+            self.lb[j] = self.lb[j].max(self.lb[j - 1]);
+        }
+    }
+
+    /// The range of means the bounds allow, `[sum lb / n, sum ub / n]`.
+    pub(super) fn means(&self) -> (f64, f64) {
+        let n = self.lb.len() as f64;
+        (self.lb.iter().sum::<f64>() / n, self.ub.iter().sum::<f64>() / n)
+    }
+
+    /// The smallest value a block with mean `m` (within `e`) allows.
+    pub(super) fn smallest(&self, m: f64, e: f64) -> f64 {
+        let n = self.lb.len();
+        let rest: f64 = self.ub[1..].iter().sum();
+        (n as f64 * (m - e) - rest).max(self.lb[0])
+    }
+
+    /// The largest value a block with mean `m` (within `e`) allows.
+    pub(super) fn largest(&self, m: f64, e: f64) -> f64 {
+        let n = self.lb.len();
+        let rest: f64 = self.lb[..n - 1].iter().sum();
+        (n as f64 * (m + e) - rest).min(self.ub[n - 1])
+    }
+}
+
+/// The smallest value a block of at most `n` values (any count from `lo_n` to `n`: a tool's
+/// TPOT rows leave out one-token requests) with mean `m` allows; None when no count is laid out.
+pub(super) fn smallest_of(
+    stat: &Stat,
+    counts: std::ops::RangeInclusive<usize>,
+    numpy: bool,
+    e: f64,
+    cap: f64,
+) -> Option<f64> {
+    let m = stat.mean()?;
+    counts.filter_map(|n| Sorted::of(stat, n, numpy, e, cap)).map(|s| s.smallest(m, e)).reduce(f64::min)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derive::percentile;
+    use proptest::prelude::*;
+
+    fn block(v: &[f64], with_minmax: bool, ps: &[f64]) -> Stat {
+        let mut st = Stat::default();
+        st.set(StatKey::Mean, v.iter().sum::<f64>() / v.len() as f64);
+        for p in ps {
+            st.set(StatKey::P(*p), percentile(v, *p));
+        }
+        if with_minmax {
+            st.set(StatKey::Min, v[0]);
+            st.set(StatKey::Max, v[v.len() - 1]);
+        }
+        st
+    }
+
+    #[test]
+    fn the_rows_of_a_steady_run_bound_every_request() {
+        // vLLM's 16 requests at 12.80 ms per token: mean 12.80, median 12.80, P99 12.81.
+        let mut st = Stat::default();
+        st.set(StatKey::Mean, 12.80);
+        st.set(StatKey::P(50.0), 12.80);
+        st.set(StatKey::P(99.0), 12.81);
+        let s = Sorted::of(&st, 16, true, 0.005, 1e6).unwrap();
+        let lo = s.smallest(12.80, 0.005);
+        assert!(lo > 12.5 && lo <= 12.80, "{lo}");
+        let hi = s.largest(12.80, 0.005);
+        assert!((12.81..13.0).contains(&hi), "{hi}");
+        // Any method: weaker, still far above a tenth of it.
+        let any = Sorted::of(&st, 16, false, 0.005, 12.81 / 0.85).unwrap();
+        assert!(any.smallest(12.80, 0.005) > 5.0);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+        /// Every value of a real sample lies within the bounds its block allows, and its mean
+        /// within the range of means, for numpy's percentiles and for any method's bounds.
+        #[test]
+        fn the_bounds_hold_for_any_sample(
+            mut v in prop::collection::vec(prop_oneof![0.0f64..50.0, (0.0f64..9.0).prop_map(f64::exp), Just(12.8)], 1..150),
+            minmax in any::<bool>(),
+            which in 0usize..4,
+        ) {
+            v.sort_by(f64::total_cmp);
+            let ps: &[f64] = [&[50.0, 99.0][..], &[99.0], &[25.0, 50.0, 75.0, 90.0, 95.0, 99.0], &[1.0, 5.0, 10.0, 50.0]][which];
+            let st = block(&v, minmax, ps);
+            let m = st.mean().unwrap();
+            let cap = v[v.len() - 1] * 1.5 + 1.0;
+            let e = 1e-9 * (1.0 + cap);
+            for numpy in [true, false] {
+                let s = Sorted::of(&st, v.len(), numpy, e, cap).unwrap();
+                for (j, x) in v.iter().enumerate() {
+                    prop_assert!(s.lb[j] <= x + 1e-6 && *x <= s.ub[j] + 1e-6, "{j}: {} <= {x} <= {}", s.lb[j], s.ub[j]);
+                }
+                prop_assert!(s.smallest(m, e) <= v[0] + 1e-6);
+                prop_assert!(s.largest(m, e) >= v[v.len() - 1] - 1e-6);
+                let (lo, hi) = s.means();
+                prop_assert!(lo <= m + 1e-6 && m <= hi + 1e-6);
+            }
+        }
+    }
+}
