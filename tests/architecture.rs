@@ -221,3 +221,31 @@ fn every_cited_document_is_in_the_repository() {
         .collect();
     assert!(missing.is_empty(), "cited but not in the repository: {missing:?}");
 }
+
+/// `src/rules.toml` (the rules' data, from which `RuleId` is generated) and docs/metrics.md's rules
+/// table list the same ids, in the same order, with the same severities; every `RuleId` in the
+/// library is one of them.
+#[test]
+fn the_rules_table_of_the_docs_is_the_rules_data() {
+    let data: toml::Table = std::fs::read_to_string(root().join("src/rules.toml")).unwrap().parse().unwrap();
+    let rules: Vec<(String, String)> = data["rule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["severity"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(rules.len() >= 20, "{rules:?}");
+    let docs = std::fs::read_to_string(root().join("docs/metrics.md")).unwrap();
+    let table: Vec<(String, String)> = docs
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("| [`")?;
+            let (id, rest) = rest.split_once('`')?;
+            let severity = rest.split('|').nth(1)?.trim().split(|c: char| !c.is_alphabetic()).next()?;
+            Some((id.to_string(), severity.to_string()))
+        })
+        .collect();
+    assert_eq!(table, rules, "docs/metrics.md's rules table and src/rules.toml differ");
+    let ids: Vec<&str> = bench_normalize::report::RuleId::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(ids, rules.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>());
+}

@@ -106,8 +106,17 @@ fn no_result_is_exit_3_with_one_line_naming_the_input() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("bench-normalize: -: no benchmark result found (looked for: "), "{err}");
-    assert!(err.contains("Serving Benchmark Result"), "{err}");
-    // A banner shared by several definitions is named once, with all of them.
+    // What was looked for, short: the tools, each once; no pattern (issue 29).
+    assert_eq!(err.matches("vllm bench serve").count(), 1, "{err}");
+    assert!(err.contains("sglang.bench_serving"), "{err}");
+    assert!(!err.contains("=+") && !err.contains("\\s"), "no regular expression: {err}");
+    assert!(err.len() < 500, "{} characters: {err}", err.len());
+    // --explain lists the patterns: a banner shared by several definitions is named once, with
+    // all of them.
+    let out = run_with_stdin(&["--explain"], b"Namespace(backend='vllm')\nTotal input tokens: 5\nnothing here\n");
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(err.matches("Serving Benchmark Result").count(), 1, "{err}");
     assert!(err.contains("sglang-bench-serving, sglang-multimodal-gen, vllm-bench-serve)"), "{err}");
 
@@ -144,7 +153,14 @@ fn a_cut_off_block_is_reported_with_a_warning() {
     let run = &json(&out)["runs"][0];
     assert_eq!(run["verdict"], "accepted");
     assert_eq!(run["derived"]["tpot_ms"]["method"], "tool-tpot");
-    assert_eq!(run["derived"]["tpot_ms"]["verified"], false);
+    // 8192 tokens = 16 requests x the requested 512: the claim is tested both ways (the E2E
+    // rebuilt from it fills the closed loop's slots, and no more).
+    assert_eq!(run["derived"]["tpot_ms"]["verified"], true, "{}", run["derived"]["tpot_ms"]);
+    let tested = run["derived"]["tpot_ms"]["tested_by"].to_string();
+    assert!(
+        tested.contains("decode-capacity (above)") && tested.contains("e2e-capacity (above and below)"),
+        "{tested}"
+    );
     let check = run["checks"].as_array().unwrap().iter().find(|c| c["id"] == "complete-block").unwrap();
     assert_eq!(check["status"], "fail");
     let msg = check["message"].as_str().unwrap();

@@ -171,3 +171,25 @@ pub fn run_all_unfolded(bytes: &[u8], name: &str) -> Result<Vec<Run>, Error> {
     })?;
     Ok(runs)
 }
+
+/// The stand-in vLLM client's command line as the `run` tests give it (tests/fake-client: it
+/// prints its sample whatever the flags; `run` reads the workload flags the output does not print).
+pub const FAKE_VLLM: &[&str] = &[
+    "vllm",
+    "bench",
+    "serve",
+    "--backend",
+    "openai",
+    "--model",
+    "/models/emu-llm-wordlevel",
+    "--dataset-name",
+    "random",
+    "--random-input-len",
+    "1024",
+    "--random-output-len",
+    "512",
+    "--num-prompts",
+    "16",
+    "--max-concurrency",
+    "4",
+];

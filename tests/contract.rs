@@ -520,3 +520,108 @@ fn listings_into_a_closed_pipe_are_exit_0() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every output escapes what the docs say it escapes: a model name made of markup, terminal
+// escapes and formula triggers, through every format of every command.
+
+/// (No `/`: `compare` names a model by what follows its last `/`, as a path.)
+const HOSTILE_MODEL: &str = "=cmd|'-C calc'!A0 <script>alert(1)<b> <img src=x onerror=alert(2)> `c` *e* _u_ [l](javascript:x) \\ \u{1b}[2J\u{202e}\u{7}\nnext";
+
+/// Markdown with `HOSTILE_MODEL` in it: its markup escaped (the escaped form present, the raw one
+/// absent), no control or reordering character, and every row of a pipe table with the same
+/// number of unescaped `|` as its header.
+fn assert_markdown_escaped(what: &str, md: &str) {
+    assert!(md.contains("\\<script\\>") && md.contains("\\<img src=x onerror=alert(2)\\>"), "{what}: {md}");
+    // Markup not preceded by its escape.
+    let raw = |needle: &str| md.match_indices(needle).any(|(i, _)| i == 0 || md.as_bytes()[i - 1] != b'\\');
+    for markup in ["<script", "<img", "`c`", "*e*", "_u_", "[l](", "](javascript"] {
+        assert!(!raw(markup), "{what}: {markup:?} raw in {md}");
+    }
+    assert!(!md.chars().any(|c| c != '\n' && common::harmful(c)), "{what}: {md:?}");
+    let pipes = |line: &str| {
+        let b = line.as_bytes();
+        (0..b.len()).filter(|&i| b[i] == b'|' && (i == 0 || b[i - 1] != b'\\')).count()
+    };
+    let mut header = None;
+    for line in md.lines() {
+        if line.starts_with('|') {
+            let n = pipes(line);
+            let h = *header.get_or_insert(n);
+            assert_eq!(n, h, "{what}: {line}");
+        } else {
+            header = None;
+        }
+    }
+}
+
+/// Text for a terminal: no control or reordering character but the line breaks it makes; the
+/// model shown (as the text it is) where the output shows it.
+fn assert_terminal_safe(what: &str, text: &str, shows_model: bool) {
+    assert!(!text.chars().any(|c| c != '\n' && common::harmful(c)), "{what}: {text:?}");
+    assert!(!shows_model || text.contains("<script>alert(1)<b>"), "{what}: the model is shown");
+}
+
+#[test]
+fn a_hostile_model_name_is_escaped_in_every_output() {
+    let dir = TempDir::new("hostile-model");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sample("captured/vllm-s2.result.json")).unwrap()).unwrap();
+    doc["model_id"] = HOSTILE_MODEL.into();
+    let a = dir.0.join("a.result.json");
+    let b = dir.0.join("b.result.json");
+    std::fs::write(&a, doc.to_string()).unwrap();
+    std::fs::write(&b, doc.to_string()).unwrap();
+    let stdout = |args: &[&str], files: &[&Path]| {
+        let out = bin().args(args).args(files).output().unwrap();
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("{args:?}: not UTF-8: {e}"))
+    };
+    // JSON outputs: the name exactly, escaped by JSON itself.
+    for format in ["json", "jsonl", "dstack", "dstack-e2e", "llmd-br"] {
+        let text = stdout(&["-f", format], &[&a]);
+        let mut found = 0;
+        for doc in serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>() {
+            let doc = doc.unwrap_or_else(|e| panic!("{format}: {e}"));
+            fn strings(v: &serde_json::Value, found: &mut usize) {
+                match v {
+                    serde_json::Value::String(s) if s == HOSTILE_MODEL => *found += 1,
+                    serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, found)),
+                    serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, found)),
+                    _ => {}
+                }
+            }
+            strings(&doc, &mut found);
+        }
+        assert!(found > 0 || !matches!(format, "json" | "jsonl"), "{format}: the model is kept as it is");
+        // Control characters escaped by JSON (a bidi override is valid JSON text as it is).
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{format}: raw in JSON");
+    }
+    // For a terminal: table and --explain.
+    assert_terminal_safe("table", &stdout(&["-f", "table"], &[&a]), false);
+    assert_terminal_safe("explain", &stdout(&["--explain"], &[&a]), false);
+    // CSV (which has no model column): a cell never starts a formula, and the row has every column.
+    let csv_text = stdout(&["-f", "csv"], &[&a]);
+    let mut rows = csv::Reader::from_reader(csv_text.as_bytes());
+    let width = rows.headers().unwrap().len();
+    let row = rows.records().next().unwrap().unwrap();
+    assert_eq!(row.len(), width);
+    for cell in &row {
+        assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']) || cell.parse::<f64>().is_ok(), "{cell:?}");
+    }
+    // compare and sweep: Markdown escaped by the one function, tables as for a terminal, JSON.
+    assert_markdown_escaped("compare markdown", &stdout(&["compare", "--format", "markdown"], &[&a, &b]));
+    assert_terminal_safe("compare table", &stdout(&["compare", "--format", "table"], &[&a, &b]), true);
+    serde_json::from_str::<serde_json::Value>(&stdout(&["compare", "--format", "json"], &[&a, &b])).unwrap();
+    assert_markdown_escaped("sweep markdown", &stdout(&["sweep", "--format", "markdown"], &[&a]));
+    assert_terminal_safe("sweep table", &stdout(&["sweep", "--format", "table"], &[&a]), true);
+    serde_json::from_str::<serde_json::Value>(&stdout(&["sweep", "--format", "json"], &[&a])).unwrap();
+    // plot: well-formed SVG, the name a text, no element of its own.
+    let svg = dir.0.join("p.svg");
+    let out = bin().arg("plot").arg(&a).arg("-o").arg(&svg).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    assert!(doc.descendants().all(|n| !matches!(n.tag_name().name(), "script" | "img")));
+    assert!(doc.descendants().filter_map(|n| n.text()).any(|t| t.contains("<script>")), "the model is shown as text");
+}

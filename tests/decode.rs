@@ -420,3 +420,308 @@ fn a_live_gzip_stream_hands_out_runs_as_their_blocks_end() {
     writer.join().unwrap();
     assert_eq!(runs, 2);
 }
+
+/// Decompression bombs given together, with real result files over the 16 MiB floor, to the
+/// executable (which reads many inputs in parallel): each bomb is refused with exit 3 and a
+/// message, never an abort, both real files are read whole, and the process's memory stays
+/// bounded (the bombs hold 16 MiB each, one document at a time holds more).
+#[test]
+fn bombs_read_in_parallel_are_refused_and_real_files_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = |parts: &[&[u8]]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        for p in parts {
+            e.write_all(p).unwrap();
+        }
+        e.finish().unwrap()
+    };
+    // 1 MB of gzip decoding to 1 GiB of JSON: members one after another.
+    let member = gz(&[&vec![b'a'; 16 << 20]]);
+    let mut bomb = gz(&[b"{\"a\": \""]);
+    for _ in 0..64 {
+        bomb.extend_from_slice(&member);
+    }
+    bomb.extend(gz(&[b"\"}"]));
+    let sample = std::fs::read_to_string(common::samples_dir().join("captured/vllm-s2.result.json")).unwrap();
+    let open = sample.trim_end().strip_suffix('}').unwrap();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut figures = String::new();
+    while figures.len() < 20 << 20 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        figures.push_str(&format!("{}.{:04}, ", state % 1000, state % 10_000));
+    }
+    let real = gz(&[open.as_bytes(), b", \"timings\": [", figures.as_bytes(), b"0]}"]);
+    let mut args = Vec::new();
+    for i in 0..4 {
+        let (name, bytes) =
+            if i % 2 == 0 { (format!("bomb{i}.json.gz"), &bomb) } else { (format!("real{i}.json.gz"), &real) };
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        args.push(path);
+    }
+    let out = bin().args(["-f", "jsonl"]).args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("memory allocation"), "{stderr}");
+    for i in [0, 2] {
+        assert!(stderr.contains(&format!("bomb{i}.json.gz")) && stderr.contains("decompression bomb"), "{stderr}");
+    }
+    let runs = printed_runs(&out.stdout);
+    assert_eq!(runs.len(), 2, "{stderr}");
+    #[cfg(target_os = "linux")]
+    {
+        // The largest resident set of any child of this test process, in KiB.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
+        eprintln!("largest child: {} KiB", usage.ru_maxrss);
+        assert!(usage.ru_maxrss < 300 << 10, "{} KiB", usage.ru_maxrss);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A compressed input cut anywhere gives the runs of what decodes before the cut, as `gzip -dc`,
+// `zstd -dc` and `xz -dc` write it.
+
+/// What a streaming decoder writes of `bytes` cut off: gzip and xz decoded until they stop (the
+/// reference decoders, not the tool's readers); zstd to the end of the last complete block, by a
+/// frame rebuilt to end there (the tool's reader never sees this frame).
+fn reference_prefix(enc: Enc, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    match enc {
+        Enc::Gzip => {
+            let mut d = flate2::read::MultiGzDecoder::new(bytes);
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = d.read(&mut buf) {
+                out.extend_from_slice(&buf[..n]);
+            }
+        }
+        Enc::Xz => {
+            use lzma_rust2::{Action, Status, XzStream};
+            let mut s = XzStream::new(true);
+            let mut buf = vec![0u8; 4096];
+            let mut at = 0;
+            loop {
+                let action = if at == bytes.len() { Action::Finish } else { Action::Run };
+                let Ok(r) = s.process(&bytes[at..], &mut buf, action) else { break };
+                at += r.bytes_consumed;
+                out.extend_from_slice(&buf[..r.bytes_produced]);
+                if r.status == Status::StreamEnd || (r.bytes_consumed == 0 && r.bytes_produced == 0) {
+                    break;
+                }
+            }
+        }
+        Enc::Zstd => {
+            let mut at = 0;
+            while at + 4 <= bytes.len() {
+                let magic = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+                if magic & 0xffff_fff0 == 0x184d_2a50 {
+                    let Some(len) = bytes.get(at + 4..at + 8) else { break };
+                    at += 8 + u32::from_le_bytes(len.try_into().unwrap()) as usize;
+                    continue;
+                }
+                let Some(&d) = bytes.get(at + 4) else { break };
+                let single = d & 0x20 != 0;
+                let fcs = match d >> 6 {
+                    0 => usize::from(single),
+                    1 => 2,
+                    2 => 4,
+                    _ => 8,
+                };
+                let header_len = 5 + usize::from(!single) + [0, 1, 2, 4][usize::from(d & 3)] + fcs;
+                if bytes.len() < at + header_len {
+                    break;
+                }
+                let mut b = at + header_len;
+                let mut last_complete = None;
+                let mut finished = false;
+                while let Some(h) = bytes.get(b..b + 3) {
+                    let h = u32::from_le_bytes([h[0], h[1], h[2], 0]);
+                    let payload = if (h >> 1) & 3 == 1 { 1 } else { (h >> 3) as usize };
+                    if bytes.len() < b + 3 + payload {
+                        break;
+                    }
+                    last_complete = Some(b);
+                    b += 3 + payload;
+                    if h & 1 != 0 {
+                        finished = true;
+                        break;
+                    }
+                }
+                let checksum = if d & 4 != 0 { 4 } else { 0 };
+                if finished && bytes.len() >= b + checksum {
+                    let frame = &bytes[at..b + checksum];
+                    let mut dec = ruzstd::decoding::StreamingDecoder::new(frame).unwrap();
+                    dec.read_to_end(&mut out).unwrap();
+                    at = b + checksum;
+                    continue;
+                }
+                // Cut: the complete blocks, the last of them marked last, without a checksum.
+                if let Some(last) = last_complete {
+                    let mut frame = bytes[at..b].to_vec();
+                    frame[4] &= !4;
+                    frame[last - at] |= 1;
+                    let mut dec = ruzstd::decoding::StreamingDecoder::new(&frame[..]).unwrap();
+                    dec.read_to_end(&mut out).unwrap();
+                }
+                break;
+            }
+        }
+        _ => unreachable!(),
+    }
+    out
+}
+
+/// The figures of the runs of `text` that are complete (not cut off).
+fn complete_runs(runs: &[Run]) -> Vec<Value> {
+    runs.iter().filter(|r| r.source.truncated.is_none()).map(common::figures_of).collect()
+}
+
+/// A log of several runs, with noise between them that compresses as real logs do: long enough
+/// for many gzip blocks, zstd blocks and LZMA2 chunks.
+fn long_log() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for name in ["vllm-s2", "sglang-s2", "vllm-s4", "sglang-oai-s3", "vllm-s3"] {
+        for i in 0..3000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            out.extend_from_slice(format!("INFO {i} request {state:016x} done\n").as_bytes());
+        }
+        out.extend(std::fs::read(common::samples_dir().join(format!("captured/{name}.stdout.txt"))).unwrap());
+    }
+    out
+}
+
+#[test]
+fn a_cut_compressed_input_gives_every_run_decoded_before_the_cut() {
+    let log = long_log();
+    let mut cases: Vec<(String, Enc, Vec<u8>)> = [Enc::Gzip, Enc::Zstd, Enc::Xz]
+        .into_iter()
+        .map(|enc| (format!("long log, {enc:?}"), enc, encode(&log, enc)))
+        .collect();
+    for (name, _, _) in manifest() {
+        let bytes = read(&format!("compressed/{name}"));
+        let enc = match bytes[..] {
+            [0x1f, 0x8b, ..] => Enc::Gzip,
+            [0xfd, b'7', ..] => Enc::Xz,
+            [0x28, 0xb5, ..] | [0x50..=0x5f, 0x2a, 0x4d, 0x18, ..] => Enc::Zstd,
+            _ => continue,
+        };
+        cases.push((name, enc, bytes));
+    }
+    let mut runs_before_cuts = 0;
+    for (name, enc, bytes) in &cases {
+        for per_mille in [100, 300, 500, 700, 850, 950, 990] {
+            let cut = &bytes[..bytes.len() * per_mille / 1000];
+            let prefix = reference_prefix(*enc, cut);
+            let want = match common::run_all(&prefix, "in") {
+                Ok(runs) => complete_runs(&runs),
+                Err(_) => Vec::new(),
+            };
+            let (got, err) = stream(cut);
+            assert!(err.is_some(), "{name} cut at {per_mille}‰: the cut is said");
+            assert_eq!(
+                complete_runs(&got),
+                want,
+                "{name} cut at {per_mille}‰ ({} of {} bytes decode)",
+                prefix.len(),
+                log.len()
+            );
+            runs_before_cuts += want.len();
+        }
+    }
+    // The property is about runs, not only errors: the long logs' cuts hold many.
+    assert!(runs_before_cuts > 40, "{runs_before_cuts}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A log whose encoding changes partway (PowerShell's `>>` appends UTF-16LE to a UTF-8 log, a
+// program appends UTF-8 to a PowerShell log): every part read, as if it were all UTF-8.
+
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    Utf8,
+    Utf8Bom,
+    Utf16(bool, bool),
+}
+
+fn part(text: &[u8], how: Part) -> Vec<u8> {
+    match how {
+        Part::Utf8 => text.to_vec(),
+        Part::Utf8Bom => [&[0xef, 0xbb, 0xbf][..], text].concat(),
+        Part::Utf16(big_endian, bom) => {
+            let mark: &[u8] = match (bom, big_endian) {
+                (false, _) => b"",
+                (true, false) => b"\xff\xfe",
+                (true, true) => b"\xfe\xff",
+            };
+            [mark, &utf16(text, big_endian)].concat()
+        }
+    }
+}
+
+fn how() -> impl Strategy<Value = Part> {
+    prop_oneof![
+        Just(Part::Utf8),
+        Just(Part::Utf8Bom),
+        (any::<bool>(), any::<bool>()).prop_map(|(be, bom)| Part::Utf16(be, bom)),
+    ]
+}
+
+/// The captured console logs.
+fn logs() -> Vec<&'static Captured> {
+    captured().iter().filter(|(n, ..)| n.ends_with(".stdout.txt")).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Two captured logs, each in any encoding, one after the other: the runs of both, figure for
+    /// figure those of the two logs in UTF-8.
+    #[test]
+    fn a_log_appended_in_another_encoding_is_read_whole(
+        a in 0usize..1000, b in 0usize..1000, first in how(), second in how()
+    ) {
+        let logs = logs();
+        let (a, b) = (logs[a % logs.len()], logs[b % logs.len()]);
+        let plain = [&a.1[..], b"\n", &b.1[..]].concat();
+        let want = figures(&common::run_all(&plain, "in").unwrap());
+        prop_assert!(want.len() >= 2);
+        let mixed = [part(&a.1, first), part(b"\n", second), part(&b.1, second)].concat();
+        let (runs, err) = stream(&mixed);
+        prop_assert!(err.is_none(), "{:?}", err);
+        prop_assert_eq!(figures(&runs), want, "{} as {:?}, then {} as {:?}", a.0, first, b.0, second);
+    }
+}
+
+/// Through the executable: a UTF-8 vLLM log with an SGLang run appended by PowerShell (UTF-16LE,
+/// no byte-order mark when appending), and the reverse.
+#[test]
+fn the_executable_reads_a_run_appended_by_powershell() {
+    let vllm = read("captured/vllm-s2.stdout.txt");
+    let sglang = read("captured/sglang-s2.stdout.txt");
+    let plain = [&vllm[..], b"\n", &sglang[..]].concat();
+    let want = printed_runs(&common::output_with_stdin(bin().args(["-f", "jsonl"]), &plain).stdout);
+    assert_eq!(want.len(), 2);
+    for mixed in [
+        [&vllm[..], &utf16(b"\n", false), &utf16(&sglang, false)].concat(),
+        [&b"\xff\xfe"[..], &utf16(&vllm, false), b"\n", &sglang].concat(),
+    ] {
+        let out = common::output_with_stdin(bin().args(["-f", "jsonl"]), &mixed);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut got = printed_runs(&out.stdout);
+        for run in &mut got {
+            run["source"]["first_line"] = Value::Null;
+            run["source"]["last_line"] = Value::Null;
+        }
+        let mut want = want.clone();
+        for run in &mut want {
+            run["source"]["first_line"] = Value::Null;
+            run["source"]["last_line"] = Value::Null;
+        }
+        assert_eq!(got, want);
+    }
+}

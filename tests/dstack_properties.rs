@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 #[path = "common/sim.rs"]
 mod sim;
-use sim::{Rng, percentile, row};
+use sim::{Rng, cases, percentile, row};
 
 fn stats(label: &str, v: &[f64]) -> String {
     let mean = v.iter().sum::<f64>() / v.len() as f64;
@@ -80,7 +80,7 @@ fn log(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(300), ..ProptestConfig::default() })]
 
     #[test]
     fn dstack_output_is_what_dstack_accepts_or_refused_with_how(

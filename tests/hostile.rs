@@ -65,8 +65,8 @@ fn poisoned(mut run: Run, s: &str) -> Run {
         n.code = format!("{s}c{i}");
         n.message = format!("{s}n{i}");
     }
+    // (A check's id is a typed rule, never input text.)
     for (i, c) in run.checks.iter_mut().enumerate() {
-        c.id = format!("{s}i{i}");
         c.message = format!("{s}m{i}");
     }
     if let Some(f) = run.derived.tpot_ms.formula.as_mut() {
@@ -268,4 +268,388 @@ fn a_quoted_input_line_is_escaped() {
     assert!(raw(&err).is_empty(), "{:?}", raw(&err));
     assert!(err.contains("\\x1b]0;pwned\\x07\\x1b[2J\\u{202e}"), "{err}");
     assert!(err.contains('^'), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `--parsers DIR` and $BENCH_NORMALIZE_PARSERS read regular files only, of at most 1 MiB.
+
+/// The executable with `dir` as its definitions, by the flag and by the variable, on a log, with
+/// a time limit: a read that blocks (a FIFO) fails the test instead of hanging it.
+fn with_parsers(dir: &std::path::Path) -> Vec<Output> {
+    let log = sample("captured/vllm-s2.stdout.txt");
+    let mut outs = Vec::new();
+    for by_env in [false, true] {
+        let mut cmd = bin();
+        if by_env {
+            cmd.env("BENCH_NORMALIZE_PARSERS", dir);
+        } else {
+            cmd.arg("--parsers").arg(dir);
+        }
+        let mut child =
+            cmd.arg(&log).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(30) {
+                child.kill().unwrap();
+                panic!("the definitions of {} were waited for", dir.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        outs.push(child.wait_with_output().unwrap());
+    }
+    outs
+}
+
+/// A definition error: exit 2, naming the file and what it is.
+fn refused(dir: &std::path::Path, file: &str, what: &str) {
+    for out in with_parsers(dir) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(stderr.contains(file) && stderr.contains(what), "{file}: {stderr}");
+        assert!(out.stdout.is_empty(), "{file}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_definition_that_is_no_regular_file_is_refused_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // A link to /dev/zero: would read forever (a gigabyte and more).
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.toml")).unwrap();
+    refused(dir.path(), "zero.toml", "a character device, not a regular file");
+    std::fs::remove_file(dir.path().join("zero.toml")).unwrap();
+    // A FIFO no one writes to: an ordinary open would block forever.
+    let fifo = dir.path().join("pipe.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    refused(dir.path(), "pipe.toml", "a FIFO, not a regular file");
+    std::fs::remove_file(&fifo).unwrap();
+    // A directory named like a definition.
+    std::fs::create_dir(dir.path().join("dir.toml")).unwrap();
+    refused(dir.path(), "dir.toml", "a directory, not a regular file");
+    std::fs::remove_dir(dir.path().join("dir.toml")).unwrap();
+    // A link to a regular file is read as the file: the toy definition, through a link.
+    let toy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugins/toybench/toybench.toml");
+    std::os::unix::fs::symlink(&toy, dir.path().join("toy.toml")).unwrap();
+    for out in with_parsers(dir.path()) {
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn a_definition_file_over_1_mib_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let toy = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugins/toybench/toybench.toml"),
+    )
+    .unwrap();
+    // The toy definition and a comment: a valid definition, of 1 MiB + 1 byte, then of 1 MiB.
+    let big = format!("{toy}\n#{}\n", "x".repeat((1 << 20) - toy.len() - 2));
+    assert_eq!(big.len(), (1 << 20) + 1);
+    std::fs::write(dir.path().join("big.toml"), &big).unwrap();
+    refused(dir.path(), "big.toml", "larger than 1024 KiB");
+    let fits = format!("{toy}\n#{}\n", "x".repeat((1 << 20) - toy.len() - 3));
+    std::fs::write(dir.path().join("big.toml"), &fits).unwrap();
+    for out in with_parsers(dir.path()) {
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a definition does not claim is never read as a run: a table of another tool with a row or
+// two whose labels a definition knows (EvalScope's `Benchmarking summary` holds `Output token
+// throughput (tok/s)` and `Request throughput (req/s)`) gives no run.
+
+/// EvalScope's `evalscope perf` summary grids, as its documentation shows them: the 0.x grid
+/// (`Key | Value`), the later box table written with `|` (as pasted), and a Markdown table of it.
+fn evalscope_grids() -> Vec<(&'static str, String)> {
+    let rows = [
+        ("Time taken for tests (s)", "10.739"),
+        ("Number of concurrency", "1"),
+        ("Total requests", "15"),
+        ("Succeed requests", "15"),
+        ("Failed requests", "0"),
+        ("Output token throughput (tok/s)", "183.089"),
+        ("Total token throughput (tok/s)", "207.107"),
+        ("Request throughput (req/s)", "1.3968"),
+        ("Average latency (s)", "0.7159"),
+        ("Average time to first token (s)", "0.0219"),
+        ("Average time per output token (s)", "0.0053"),
+        ("Average input tokens per request", "17.2"),
+        ("Average output tokens per request", "131.0667"),
+        ("Average package latency (s)", "0.0053"),
+        ("Average package per request", "130.0667"),
+    ];
+    let line = format!("+{}+{}+", "-".repeat(35), "-".repeat(11));
+    let mut grid = format!(
+        "Benchmarking summary:\n{line}\n| {:<33} | {:>9} |\n+{}+{}+\n",
+        "Key",
+        "Value",
+        "=".repeat(35),
+        "=".repeat(11)
+    );
+    for (k, v) in rows {
+        grid.push_str(&format!("| {k:<33} | {v:>9} |\n"));
+    }
+    grid.push_str(&line);
+    grid.push('\n');
+    let mut markdown = "Benchmarking summary:\n\n| Key | Value |\n|---|---|\n".to_string();
+    for (k, v) in rows {
+        markdown.push_str(&format!("| {k} | {v} |\n"));
+    }
+    let boxed = [
+        ("Test Duration (s)", "38.31"),
+        ("Concurrency", "200"),
+        ("Request Rate (req/s)", "-1.00"),
+        ("Total / Success / Failed", "400 / 400 / 0"),
+        ("Req Throughput (req/s)", "10.44"),
+        ("Avg Latency (s)", "18.78"),
+        ("TTFT (ms)", "717.63"),
+        ("TPOT (ms)", "17.66"),
+        ("ITL (ms)", "17.64"),
+        ("Avg Input Tokens", "1024.00"),
+        ("Avg Output Tokens", "1024.00"),
+        ("Output Throughput (tok/s)", "10692.45"),
+        ("Total Throughput (tok/s)", "21384.91"),
+    ];
+    let mut pipes = "Benchmarking summary:\n| Metric                    |         Value |\n".to_string();
+    for (k, v) in boxed {
+        pipes.push_str(&format!("| {k:<25} | {v:>13} |\n"));
+    }
+    vec![("grid", grid), ("markdown", markdown), ("box as pipes", pipes)]
+}
+
+#[test]
+fn an_evalscope_summary_gives_no_run_of_another_parser() {
+    for (how, text) in evalscope_grids() {
+        let out = run_with_stdin(&["-f", "jsonl"], text.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.stdout.is_empty(), "{how}: {}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(out.status.code(), Some(3), "{how}: {stderr}");
+        assert!(stderr.contains("no benchmark result found"), "{how}: {stderr}");
+    }
+}
+
+/// Labels no definition knows, as other tools print them.
+const FOREIGN: &[&str] = &[
+    "Time taken for tests (s)",
+    "Number of concurrency",
+    "Average latency (s)",
+    "Average package latency (s)",
+    "Avg Output Tokens",
+    "Req Throughput (req/s)",
+    "Cache hit rate (%)",
+    "GPU memory (GiB)",
+    "Warmup requests",
+    "Decode (tok/s)",
+];
+
+/// Rows a vLLM or SGLang block has.
+const OURS: &[&str] = &[
+    "Output token throughput (tok/s)",
+    "Total token throughput (tok/s)",
+    "Request throughput (req/s)",
+    "Successful requests",
+    "Benchmark duration (s)",
+    "Mean TTFT (ms)",
+    "Total input tokens",
+    "Max request concurrency",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A foreign table (any number of other rows, a header, a separator or a grid border) with one
+    /// or two of our rows anywhere in it: no run.
+    #[test]
+    fn a_row_or_two_of_ours_in_a_foreign_table_is_no_run(
+        foreign in proptest::sample::subsequence(FOREIGN, 3..FOREIGN.len()),
+        ours in proptest::sample::subsequence(OURS, 1..=2),
+        positions in proptest::collection::vec(0usize..100, 2),
+        values in proptest::collection::vec(0.0f64..5000.0, 12),
+        header in any::<bool>(),
+    ) {
+        let mut rows: Vec<String> = foreign.iter().map(|l| l.to_string()).collect();
+        for (i, l) in ours.iter().enumerate() {
+            let at = positions[i] % (rows.len() + 1);
+            rows.insert(at, l.to_string());
+        }
+        let mut text = String::from("summary:\n");
+        if header {
+            text.push_str("| Metric | Value |\n|---|---|\n");
+        }
+        for (i, r) in rows.iter().enumerate() {
+            text.push_str(&format!("| {r} | {:.2} |\n", values[i % values.len()]));
+        }
+        let runs = common::run_all(text.as_bytes(), "foreign.md").unwrap_or_default();
+        prop_assert!(runs.is_empty(), "{text}\n{:?}", runs.iter().map(|r| &r.source.parser).collect::<Vec<_>>());
+    }
+
+    /// Our own block as a Markdown table is still read, with a few rows of commentary beside it.
+    #[test]
+    fn our_block_as_a_markdown_table_is_still_read(extra in proptest::sample::subsequence(FOREIGN, 0..3), at in 0usize..40) {
+        let text = std::fs::read_to_string(sample("captured/vllm-s2.stdout.txt")).unwrap();
+        let start = text.find("Successful requests").unwrap();
+        let end = text[start..].find("=====").map_or(text.len(), |e| start + e);
+        let mut rows: Vec<String> = text[start..end]
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .filter(|(_, v)| !v.trim().is_empty())
+            .map(|(k, v)| format!("| {} | {} |", k.trim(), v.trim()))
+            .collect();
+        for e in &extra {
+            let i = at % (rows.len() + 1);
+            rows.insert(i, format!("| {e} | 1.0 |"));
+        }
+        let md = format!("| Metric | Value |\n|---|---|\n{}\n", rows.join("\n"));
+        let runs = common::run_all(md.as_bytes(), "ours.md").unwrap();
+        prop_assert_eq!(runs.len(), 1);
+        prop_assert!((runs[0].derived.tpot_ms.mean.unwrap() - 12.8).abs() < 0.05);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two blocks interleaved line by line (two clients writing to one log) never give a run with
+// figures of both, accepted: the block that mixes them is unusable, saying that two blocks are
+// interleaved and where their banners are.
+
+/// The result block of a captured log: from its banner to its closing line.
+fn result_block(name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(sample(&format!("captured/{name}.stdout.txt"))).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.contains("Serving Benchmark Result")).unwrap();
+    let end = (start + 1..lines.len()).find(|&i| lines[i].trim_start().starts_with("=====")).unwrap();
+    lines[start..=end].iter().map(|l| l.to_string()).collect()
+}
+
+const LOGS: &[&str] = &["vllm-s2", "vllm-s3", "vllm-s5", "sglang-s2", "sglang-oai-s3", "sglang-s6", "vllm-chat-s2"];
+
+/// Whether every figure of `part` (an object of figures, nested) is the same in `whole`: a run
+/// cut short has fewer, each still the block's own.
+fn within(part: &serde_json::Value, whole: &serde_json::Value) -> bool {
+    match part.as_object() {
+        Some(o) => o.iter().all(|(k, v)| whole.get(k).is_some_and(|w| within(v, w))),
+        None => part == whole,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases_or(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn interleaved_blocks_never_give_an_accepted_run_of_both(
+        a in 0..LOGS.len(), b in 0..LOGS.len(), picks in proptest::collection::vec(any::<bool>(), 120),
+        chunk in prop_oneof![Just(1usize), 1usize..16],
+    ) {
+        prop_assume!(a != b);
+        let (ba, bb) = (result_block(LOGS[a]), result_block(LOGS[b]));
+        let one = |lines: &[String]| {
+            let runs = common::run_all(format!("{}\n", lines.join("\n")).as_bytes(), "one").unwrap();
+            serde_json::to_value(&runs[0]).unwrap()
+        };
+        let (fa, fb) = (one(&ba), one(&bb));
+        // Any merge of the two blocks' lines, each in its order: line by line, or in chunks of up
+        // to 15 lines (two clients whose output is buffered).
+        let (mut i, mut j, mut merged) = (0, 0, Vec::new());
+        for k in 0.. {
+            let take_a = match (i < ba.len(), j < bb.len()) {
+                (false, false) => break,
+                (true, false) => true,
+                (false, true) => false,
+                _ => picks[k % picks.len()],
+            };
+            let (from, at) = if take_a { (&ba, &mut i) } else { (&bb, &mut j) };
+            let end = (*at + chunk).min(from.len());
+            merged.extend_from_slice(&from[*at..end]);
+            *at = end;
+        }
+        let text = format!("{}\n", merged.join("\n"));
+        for run in common::run_all(text.as_bytes(), "mixed").unwrap_or_default() {
+            if run.verdict != bench_normalize::report::Verdict::Accepted {
+                continue;
+            }
+            let v = serde_json::to_value(&run).unwrap();
+            let of = |f: &serde_json::Value| within(&v["reported"], &f["reported"]) && within(&v["totals"], &f["totals"]);
+            prop_assert!(of(&fa) || of(&fb), "{} and {}: an accepted run mixes them:\n{text}\n{}", LOGS[a], LOGS[b], v["reported"]);
+        }
+    }
+}
+
+#[test]
+fn two_blocks_interleaved_line_by_line_are_said_to_be() {
+    let (a, b) = (result_block("vllm-s2"), result_block("sglang-s2"));
+    let mut text = String::new();
+    for k in 0..a.len().max(b.len()) {
+        for block in [&a, &b] {
+            if let Some(l) = block.get(k) {
+                text.push_str(l);
+                text.push('\n');
+            }
+        }
+    }
+    let out = run_with_stdin(&["-f", "jsonl"], text.as_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("two result blocks are interleaved")
+            && stderr.contains("at line 1")
+            && stderr.contains("at line 2"),
+        "{stderr}"
+    );
+}
+
+/// Cases of a property: `PROPTEST_CASES` when set (a long local run), else `default`.
+fn cases_or(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Two blocks of one tool written in chunks: the second block's first rows, then the rest of the
+/// first block (its sections and closing line), then the rest of the second. The second block is
+/// its top rows and the first block's sections, closed early: only the rows after that closing
+/// line, with no banner of their own, give it away. Its honest counterpart, a block cut off by
+/// a whole one, gives the whole one accepted.
+#[test]
+fn a_block_closed_by_another_blocks_closing_line_is_said_to_be() {
+    let (a, b) = (result_block("vllm-s2"), result_block("vllm-s3"));
+    let top = a.iter().position(|l| l.contains("Time to First Token")).unwrap();
+    let lines = |parts: &[&[String]]| parts.iter().flat_map(|p| p.iter()).map(|l| format!("{l}\n")).collect::<String>();
+
+    let mixed = lines(&[&a[..top], &b[..top], &a[top..], &b[top..]]);
+    let out = run_with_stdin(&["-f", "jsonl"], mixed.as_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("two result blocks are interleaved") && stderr.contains("right after its closing line"),
+        "{stderr}"
+    );
+
+    let honest = lines(&[&a[..top], &b]);
+    let runs = common::run_all(honest.as_bytes(), "honest").unwrap();
+    let whole: Vec<_> = runs.iter().filter(|r| r.verdict == bench_normalize::report::Verdict::Accepted).collect();
+    assert_eq!(whole.len(), 1, "{runs:?}");
+    let tpot = whole[0].derived.tpot_ms.mean.unwrap();
+    assert!((tpot - 15.0).abs() < 0.2, "{tpot}");
+}
+
+/// SGLang's banner cuts vLLM's block off, and SGLang's block takes vLLM's later rows (CI's case):
+/// `Mean E2EL (ms)`, which only vLLM prints, gives it away.
+#[test]
+fn a_row_only_the_other_tool_prints_gives_the_mix_away() {
+    let (a, b) = (result_block("vllm-s2"), result_block("sglang-s2"));
+    let top = a.iter().position(|l| l.contains("Time to First Token")).unwrap();
+    let stop = b.iter().position(|l| l.contains("End-to-End Latency")).unwrap();
+    let text: String = [&a[..top], &b[..stop], &a[top..], &b[stop..]]
+        .iter()
+        .flat_map(|p| p.iter())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let out = run_with_stdin(&["-f", "jsonl"], text.as_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("two result blocks are interleaved"), "{stderr}");
+    let mixed = common::run_all(text.as_bytes(), "mixed").unwrap();
+    assert!(
+        mixed.iter().all(|r| r.verdict != bench_normalize::report::Verdict::Accepted || r.reported.is_empty()),
+        "{mixed:?}"
+    );
 }

@@ -391,6 +391,59 @@ fn a_benchmark_report_with_a_per_chunk_itl_as_tpot_is_rejected() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("time_per_output_token.units"));
 }
 
+/// A Benchmark Report states its rates, not its duration: `check` reads the duration from them
+/// (`R / request_rate`; `N_out / output_token_rate` when requests failed), so the capacity rules
+/// apply. The tool's own report of a log (its output length stated `fixed`: the totals prove every
+/// request had it) is accepted; the same with vLLM's per-chunk ITL as `time_per_output_token` and
+/// no `request_latency` is rejected by `decode-capacity`, as the log would be.
+#[test]
+fn the_duration_is_read_from_the_rates_and_the_capacity_rules_apply() {
+    let (docs, _) = reports(&sample("captured/vllm-s2.stdout.txt"));
+    let doc = docs[0].clone();
+    assert_eq!(
+        doc["scenario"]["load"]["standardized"]["output_seq_len"],
+        serde_json::json!({"distribution": "fixed", "value": 512})
+    );
+    let status = |o: &Output, id: &str| -> (String, String) {
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let c = report["runs"][0]["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).cloned().unwrap();
+        (c["status"].as_str().unwrap().to_string(), c["message"].as_str().unwrap().to_string())
+    };
+    let o = check_doc(&doc);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["runs"][0]["totals"]["duration_s"], 26.73);
+    assert_eq!(status(&o, "e2e-capacity").0, "pass");
+    assert!(report["runs"][0]["notes"].to_string().contains("requests.total / throughput.request_rate"));
+
+    let mut itl = doc.clone();
+    let lat = &mut itl["results"]["request_performance"]["aggregate"]["latency"];
+    lat["time_per_output_token"] =
+        serde_json::json!({"units": "ms/token", "mean": 125.8, "p50": 127.96, "p99": 129.07});
+    lat.as_object_mut().unwrap().remove("request_latency");
+    let o = check_doc(&itl);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let (st, msg) = status(&o, "decode-capacity");
+    assert_eq!(st, "fail", "{msg}");
+    assert!(msg.contains("4 slots x 26.73 s"), "{msg}");
+
+    // Failed requests: the request rate may or may not count them; the output rate says.
+    let mut failed = doc.clone();
+    let agg = &mut failed["results"]["request_performance"]["aggregate"];
+    agg["requests"]["total"] = 18.into();
+    agg["requests"]["failures"] = 2.into();
+    let o = check_doc(&failed);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["runs"][0]["totals"]["duration_s"], 26.73, "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(report["runs"][0]["notes"].to_string().contains("throughput.output_token_rate"));
+    // No rate, no duration: the rules that need one say so.
+    let mut none = doc.clone();
+    none["results"]["request_performance"]["aggregate"].as_object_mut().unwrap().remove("throughput");
+    let o = check_doc(&none);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(report["runs"][0]["totals"]["duration_s"].is_null());
+}
+
 mod properties {
     use super::*;
     use bench_normalize::report::Verdict;

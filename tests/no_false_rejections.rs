@@ -27,6 +27,11 @@ fn stats(v: &[f64]) -> [(&'static str, f64); 4] {
 }
 
 fn stat_rows(name: &str, v: &[f64], tool: &str) -> String {
+    stat_rows_rounded(name, v, tool, 2)
+}
+
+/// The rows printed with `decimals` decimals (a paste retyped with whole milliseconds: 0).
+fn stat_rows_rounded(name: &str, v: &[f64], tool: &str, decimals: usize) -> String {
     let mut out = String::new();
     for (label, x) in stats(v) {
         let l = if tool == "sglang" && name == "E2E" {
@@ -34,9 +39,26 @@ fn stat_rows(name: &str, v: &[f64], tool: &str) -> String {
         } else {
             format!("{label} {name} (ms):")
         };
-        out += &row(&l, format!("{x:.2}"));
+        out += &row(&l, format!("{x:.decimals$}"));
     }
     out
+}
+
+/// What vLLM prints before its block: the argument dump (the requested output length of the
+/// random dataset, the rate and the cap) and the rate and concurrency lines. `rate`: `inf`
+/// (closed loop) or a number of requests per second.
+fn vllm_preamble(p: &Printed, max_len: usize, rate: &str) -> String {
+    format!(
+        "Namespace(subparser='bench', bench_type='serve', seed=0, num_prompts={}, dataset_name='random', random_input_len=512, random_output_len={max_len}, random_range_ratio='0.0', max_concurrency={}, request_rate={rate}, percentile_metrics='ttft,tpot,itl')\n\
+         INFO Sampling input_len from [512, 512] and output_len from [{max_len}, {max_len}]\n\
+         Starting main benchmark run...\n\
+         Traffic request rate: {rate}\n\
+         Burstiness factor: 1.0 (Poisson process)\n\
+         Maximum request concurrency: {}\n",
+        p.ok + p.failed,
+        p.concurrency,
+        p.concurrency
+    )
 }
 
 /// What a forged block changes.
@@ -165,7 +187,7 @@ fn failed(run: &Run, id: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(600), ..ProptestConfig::default() })]
 
     #[test]
     fn consistent_runs_are_never_rejected(s in scenario()) {
@@ -182,6 +204,41 @@ proptest! {
             let e = errors(&run);
             prop_assert!(e.is_empty(), "{e:?}\n{block}");
         }
+    }
+
+    /// Every new bound on an honest run: closed loop with no rate limit (`e2e-capacity`'s lower
+    /// side), the requested length in the argument dump (equal lengths from the totals), the
+    /// rows' floor (`tpot-bounds`), blocks printed with 2 or 0 decimals, with and without E2E.
+    #[test]
+    fn honest_runs_pass_every_lower_bound(s in scenario(), whole in any::<bool>(), rate in prop_oneof![Just("inf"), Just("4.0")]) {
+        let p = simulate(&s);
+        prop_assume!(!p.tpot.is_empty());
+        let decimals = if whole { 0 } else { 2 };
+        for with_e2e in [true, false] {
+            let mut block = vllm_block(&p, with_e2e, Forge::None);
+            for name in ["TTFT", "TPOT", "ITL", "E2EL"] {
+                let v = match name { "TTFT" => &p.ttft, "TPOT" => &p.tpot, "ITL" => &p.itl, _ => &p.e2e };
+                block = block.replace(&stat_rows(name, v, "vllm"), &stat_rows_rounded(name, v, "vllm", decimals));
+            }
+            let text = vllm_preamble(&p, s.max_len, rate) + &block;
+            let run = run_of(&text);
+            let e = errors(&run);
+            prop_assert!(e.is_empty(), "{e:?}\n{text}");
+        }
+    }
+
+    /// The seed's mistake in the commonest configuration: a plain vLLM log (no E2E rows) whose
+    /// TPOT rows hold the per-chunk ITL, with the requested length stated, is rejected when the
+    /// slots were busy (a run mostly idle leaves room for a TPOT three times too slow).
+    #[test]
+    fn itl_as_tpot_in_a_plain_log_with_stated_lengths_is_caught(
+        s in chunky_scenario().prop_map(|s| Scenario { lengths: Lengths::Fixed, failed: 0, ..s })
+    ) {
+        let p = simulate(&s);
+        prop_assume!(p.chunk_tokens >= 3.0 && p.busy >= 0.5);
+        let text = vllm_preamble(&p, s.max_len, "inf") + &vllm_block(&p, false, Forge::ItlAsTpot);
+        let run = run_of(&text);
+        prop_assert_eq!(run.verdict, Verdict::Rejected, "{:?}\n{}", errors(&run), text);
     }
 
     #[test]
@@ -243,5 +300,34 @@ proptest! {
         prop_assume!(forged != block);
         let run = run_of(&forged);
         prop_assert!(failed(&run, "distribution-possible"), "{:?}\n{forged}", errors(&run));
+    }
+}
+
+/// CI's counterexample to `honest_runs_pass_every_lower_bound`: one request of two tokens whose
+/// second token came a minute after the first. The derived TPOT (60042.13 ms) is rounded to six
+/// significant digits (60042.1), 0.03 ms below the TPOT rows' floor: that rounding is slack, not
+/// a contradiction.
+#[test]
+fn a_derived_tpot_rounded_to_six_digits_is_not_below_its_rows() {
+    let s = Scenario {
+        requests: 1,
+        failed: 0,
+        concurrency: 1,
+        tokens_per_chunk: 1,
+        tpot_ms: 40.13136536462301,
+        ttft_ms: 15.0,
+        max_len: 2,
+        lengths: Lengths::EarlyEos(0.0),
+        latency: Latency::ShortSlow(1956.7146020313567),
+        seed: 15233855633184039710,
+    };
+    let p = simulate(&s);
+    for with_e2e in [true, false] {
+        let text = vllm_preamble(&p, s.max_len, "inf") + &vllm_block(&p, with_e2e, Forge::None);
+        let run = run_of(&text);
+        assert!(errors(&run).is_empty(), "{:?}\n{text}", errors(&run));
+        // And the figure it keeps is the run's own, to its six digits.
+        let m = run.derived.tpot_ms.mean.or(run.reported.stat("tpot_ms").and_then(|s| s.mean()));
+        assert!(m.is_some_and(|m| (m - 60042.13).abs() < 0.5), "{m:?}");
     }
 }

@@ -56,9 +56,17 @@ fn fenced_quoted_and_indented_pastes() {
     assert_eq!(md.len(), 2);
     // Both pasted without the lines before their banner: the figures of the block itself agree.
     let v = clean("captured/vllm-s1.stdout.txt");
+    // Which rules could test the TPOT depends on the lines before the banner (the rate line makes
+    // the run a closed loop): the figures agree, the tests that ran may not.
+    let untested = |mut d: bench_normalize::report::Derived| {
+        d.tpot_ms.tested_by.clear();
+        d.tpot_ms.verified = None;
+        d.tpot_ms.unverified_reason = None;
+        d
+    };
     assert_eq!(
-        (md[0].totals.clone(), md[0].reported.clone(), md[0].derived.clone()),
-        (v.totals, v.reported, v.derived)
+        (md[0].totals.clone(), md[0].reported.clone(), untested(md[0].derived.clone())),
+        (v.totals, v.reported, untested(v.derived))
     );
     // The quoted SGLang block lost its preamble and its trailing spaces, nothing else.
     let s = clean("captured/sglang-s1.stdout.txt");
@@ -244,7 +252,13 @@ fn a_block_of_100k_rows() {
     assert_eq!(runs[0].rows.len(), 100_000 + 5);
     assert_eq!(runs[0].reported.stat("ttft_ms").unwrap().iter().count(), 100_001);
     assert_eq!(runs[0].derived.tpot_ms.mean.map(|m| (m * 100.0).round() / 100.0), Some(12.8));
-    assert!(runs[0].checks.iter().all(|c| c.status != Status::Fail), "{:?}", runs[0].checks);
+    // 100k percentiles rising evenly from 100 to 200 ms describe values of mean ~150, not the
+    // printed 140.14 over 16 requests: distribution-possible says so; nothing else fails.
+    assert!(
+        runs[0].checks.iter().all(|c| c.status != Status::Fail || c.id == "distribution-possible"),
+        "{:?}",
+        runs[0].checks
+    );
 }
 
 #[test]

@@ -493,25 +493,7 @@ fn run_judges_the_client_run() {
     let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-client");
     let truth = common::read_json(&sample("captured/vllm-s2.truth.json"));
     let t = truth["measured_by_emulator"]["mean_tpot_ms"].as_f64().unwrap();
-    let client = [
-        "vllm",
-        "bench",
-        "serve",
-        "--backend",
-        "openai",
-        "--model",
-        "/models/emu-llm-wordlevel",
-        "--dataset-name",
-        "random",
-        "--random-input-len",
-        "1024",
-        "--random-output-len",
-        "512",
-        "--num-prompts",
-        "16",
-        "--max-concurrency",
-        "4",
-    ];
+    let client = common::FAKE_VLLM;
     let path = std::env::join_paths(
         std::iter::once(fake.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )

@@ -288,10 +288,10 @@ fn corrupt(doc: &mut Value, c: &Corruption) -> bool {
         Corruption::DropRequest(i) => {
             let n = len(doc, 0);
             for v in doc.as_object_mut().unwrap().values_mut() {
-                if let Value::Array(a) = v {
-                    if a.len() == n {
-                        a.remove(i % n);
-                    }
+                if let Value::Array(a) = v
+                    && a.len() == n
+                {
+                    a.remove(i % n);
                 }
             }
         }
@@ -358,5 +358,84 @@ proptest! {
                 check(&run, RULE).message
             );
         }
+    }
+}
+
+/// The vLLM sample with its arrays replaced: `ttft` s, `gaps` s per request, `latency` s, output
+/// lengths; the summary figures recomputed from them as vLLM computes them.
+fn simulated(ttft: &[f64], gaps: &[Vec<f64>], latency: &[f64], out: &[u64]) -> Value {
+    let (mut doc, _) = sample("vllm-s2.result.json");
+    let n = ttft.len() as f64;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let tpots: Vec<f64> =
+        (0..ttft.len()).filter(|i| out[*i] > 1).map(|i| (latency[i] - ttft[i]) / (out[i] - 1) as f64).collect();
+    doc["ttfts"] = serde_json::json!(ttft);
+    doc["itls"] = serde_json::json!(gaps);
+    doc["latencies"] = serde_json::json!(latency);
+    doc["output_lens"] = serde_json::json!(out);
+    doc["total_output_tokens"] = serde_json::json!(out.iter().sum::<u64>());
+    doc["mean_ttft_ms"] = serde_json::json!(mean(ttft) * 1000.0);
+    doc["mean_e2el_ms"] = serde_json::json!(mean(latency) * 1000.0);
+    doc["mean_tpot_ms"] = serde_json::json!(mean(&tpots) * 1000.0);
+    assert_eq!(n as usize, 16);
+    doc
+}
+
+/// The file: latencies halved and every summary figure recomputed from them (TPOT 6.4,
+/// true 12.8): the arrays agree with the summary, but each request's gaps no longer fit in its
+/// latency minus its TTFT.
+#[test]
+fn halved_latencies_with_a_recomputed_summary_are_rejected_naming_the_request() {
+    let (doc, _) = sample("vllm-s2.result.json");
+    let f = |k: &str| doc[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect::<Vec<f64>>();
+    let (ttft, latency) = (f("ttfts"), f("latencies"));
+    let gaps: Vec<Vec<f64>> = serde_json::from_value(doc["itls"].clone()).unwrap();
+    let out: Vec<u64> = serde_json::from_value(doc["output_lens"].clone()).unwrap();
+    let honest = one(&simulated(&ttft, &gaps, &latency, &out), "vllm-s2.result.json");
+    assert_eq!(check(&honest, RULE).status, Status::Pass, "{}", check(&honest, RULE).message);
+    assert!(check(&honest, RULE).message.contains("each request's gaps sum to its latency minus its TTFT (16"));
+    let halved: Vec<f64> = latency.iter().map(|x| x / 2.0).collect();
+    let run = one(&simulated(&ttft, &gaps, &halved, &out), "vllm-s2.result.json");
+    assert!((tpot(&run) - 6.33).abs() < 0.1, "{}", tpot(&run));
+    assert_rejected_quoting(&run, &["16 of 16 requests' chunk gaps", "request 0: its gaps (itls[0]) sum to"]);
+}
+
+/// A simulated honest request: TTFT, gaps, and the latency vLLM would write (the last chunk's
+/// time, read again: float rounding and up to 20 us of a second clock reading either way).
+fn honest_request() -> impl Strategy<Value = (f64, Vec<f64>, f64, u64)> {
+    (0.01f64..2.0, prop::collection::vec(0.0005f64..0.3, 1..40), -2e-5f64..2e-5, 1u64..4).prop_map(
+        |(ttft, gaps, jitter, per_chunk)| {
+            let latency = ttft + gaps.iter().sum::<f64>() + jitter;
+            let out = (gaps.len() as u64 + 1) * per_chunk;
+            (ttft, gaps, latency.max(ttft), out)
+        },
+    )
+}
+
+proptest! {
+    /// Honest arrays pass; one request's latency or its gap list scaled by 0.5 or 2 is caught, and
+    /// named, whenever its decode span exceeds the tolerance's reach (~2 ms).
+    #[test]
+    fn one_request_scaled_is_caught(reqs in prop::collection::vec(honest_request(), 16), which in 0usize..16, field in 0usize..2, up in any::<bool>()) {
+        let ttft: Vec<f64> = reqs.iter().map(|r| r.0).collect();
+        let mut gaps: Vec<Vec<f64>> = reqs.iter().map(|r| r.1.clone()).collect();
+        let mut latency: Vec<f64> = reqs.iter().map(|r| r.2).collect();
+        let out: Vec<u64> = reqs.iter().map(|r| r.3).collect();
+        let run = one(&simulated(&ttft, &gaps, &latency, &out), "vllm-s2.result.json");
+        prop_assert_eq!(check(&run, RULE).status, Status::Pass, "{}", check(&run, RULE).message);
+        let factor = if up { 2.0 } else { 0.5 };
+        if field == 0 {
+            latency[which] *= factor;
+        } else {
+            gaps[which].iter_mut().for_each(|g| *g *= factor);
+        }
+        let span = reqs[which].1.iter().sum::<f64>() * 1000.0;
+        prop_assume!(span > 3.0);
+        let run = one(&simulated(&ttft, &gaps, &latency, &out), "vllm-s2.result.json");
+        let c = check(&run, RULE);
+        prop_assert_eq!(c.status, Status::Fail, "{}", c.message);
+        prop_assert_eq!(run.verdict, Verdict::Rejected);
+        let named = format!("request {which}");
+        prop_assert!(c.message.contains(&named) || c.message.contains(&format!("latencies[{which}]")), "{}", c.message);
     }
 }

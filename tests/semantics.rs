@@ -239,7 +239,7 @@ fn strip(v: &mut Value) {
 }
 
 fn outcomes(run: &Run) -> Vec<(String, Status, String)> {
-    run.checks.iter().map(|c| (c.id.clone(), c.status, c.message.clone())).collect()
+    run.checks.iter().map(|c| (c.id.to_string(), c.status, c.message.clone())).collect()
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn three() -> &'static [Definitions; 3] {
 }
 
 fn failed(run: &Run) -> std::collections::BTreeSet<String> {
-    run.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.id.clone()).collect()
+    run.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.id.to_string()).collect()
 }
 
 proptest::proptest! {

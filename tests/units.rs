@@ -35,10 +35,11 @@ fn restate(doc: &mut Value, from: &str, to: &str, factor: f64) -> usize {
         }
         m.insert("unit".into(), Value::from(to));
         for (k, v) in m.iter_mut() {
-            if k != "unit" && k != "count" {
-                if let Some(x) = v.as_f64() {
-                    *v = Value::from(x * factor);
-                }
+            if k != "unit"
+                && k != "count"
+                && let Some(x) = v.as_f64()
+            {
+                *v = Value::from(x * factor);
             }
         }
         n += 1;

@@ -108,6 +108,13 @@ pub fn chunky_scenario() -> impl Strategy<Value = Scenario> {
         })
 }
 
+/// The number of cases a property runs: `default` in the test suite, `PROPTEST_CASES` when set
+/// (a long local or nightly run: `PROPTEST_CASES=20000 cargo test --release --test
+/// no_false_rejections`).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 /// A small deterministic generator (xorshift), so a failing case replays exactly.
 pub struct Rng(pub u64);
 impl Rng {

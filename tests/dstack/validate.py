@@ -17,10 +17,16 @@ run with `--format dstack`:
   or unacceptable figure and say how to get it (a client flag, or `bench-normalize run`).
 * exit 3: no run in the input (not a result, or nothing usable): nothing on stdout.
 
+Every object written (exit 0) is then given to `bench-normalize check`, which must accept it (exit
+0) with its `dstack-model` rule passing: `check`'s verdict on dstack's shape is dstack's own.
+
 Then dstack's own documents (tests/dstack/documents: a `trial.json` and a `final_report.json`):
 dstack's model accepts their `benchmark` (the final report as a whole: `PresetAgentSuccess`),
 `check` accepts them, and for each mutation below `check` refuses the document (a shape error,
 exit 3, or its `dstack-model` rule) exactly when dstack's model refuses the mutated `benchmark`.
+The same mutations are applied to the bare `benchmark` object (`PresetBenchmark`) and, those
+below `metrics`, to the bare `metrics` object (`PresetBenchmarkMetrics`, what `--format dstack`
+writes for a log): `check` and dstack's model agree on every one.
 
 Prints a summary line per outcome and exits 1 if anything failed (all failures listed).
 """
@@ -125,6 +131,14 @@ def check_one(exe, path):
                 PresetBenchmark.model_validate(bench)
             except ValidationError as e:
                 return "fail", f"object {i}: with the run's workload, dstack rejects it: {e}"
+    if code == 0:
+        back = subprocess.run([exe, "check", "-", "--format", "json"], input=p.stdout, capture_output=True, text=True)
+        if back.returncode != 0:
+            return "fail", f"`check` refuses the output (exit {back.returncode}): {back.stderr[:300]}"
+        for i, run in enumerate(json.loads(back.stdout)["runs"]):
+            rule = [c for c in run["checks"] if c["id"] == "dstack-model"]
+            if not rule or rule[0]["status"] != "pass":
+                return "fail", f"object {i}: dstack accepts it, `check`'s dstack-model says {rule}"
     return "valid", f"{len(objs)} object(s)"
 
 
@@ -173,6 +187,14 @@ MUTATIONS = [
 def dstack_accepts(bench):
     try:
         PresetBenchmark.model_validate(bench)
+        return True
+    except ValidationError:
+        return False
+
+
+def metrics_accepts(metrics):
+    try:
+        PresetBenchmarkMetrics.model_validate(metrics)
         return True
     except ValidationError:
         return False
@@ -227,7 +249,27 @@ def check_documents(exe, docs_dir):
                 failures.append(f"{name} / {label}: dstack {'accepts' if want else 'refuses'}, check says {got}: {why}")
             elif os.environ.get("VERBOSE"):
                 print(f"agree      {name} / {label}: dstack {'accepts' if want else 'refuses'}; {why}")
-    print(f"documents: {2 * len(MUTATIONS)} checked, {len(failures)} disagreements")
+    # The bare benchmark object, and the bare metrics object, under the same mutations.
+    doc = json.load(open(os.path.join(docs_dir, "trial.json")))
+    compared = 2 * len(MUTATIONS)
+    for shape in ("benchmark", "metrics"):
+        for label, path, value in MUTATIONS + [("unknown metrics-object key", "metrics.notes", "x")]:
+            bench = copy.deepcopy(doc["benchmark"])
+            if path is not None:
+                _set(bench, path, value)
+            if shape == "benchmark":
+                mutated, want = bench, dstack_accepts(bench)
+            elif path is None or path.startswith("metrics."):
+                mutated, want = bench["metrics"], metrics_accepts(bench["metrics"])
+            else:
+                continue
+            got, why = check_verdict(exe, mutated)
+            compared += 1
+            if got != want:
+                failures.append(f"bare {shape} / {label}: dstack {'accepts' if want else 'refuses'}, check says {got}: {why}")
+            elif os.environ.get("VERBOSE"):
+                print(f"agree      bare {shape} / {label}: dstack {'accepts' if want else 'refuses'}; {why}")
+    print(f"documents: {compared} checked, {len(failures)} disagreements")
     return failures
 
 

@@ -14,7 +14,9 @@ the real client's flags, as the real client would:
 
 Knobs (environment): FAKE_EXIT=N exits N after the run; FAKE_WAIT=1 then says "fake client:
 waiting" on stderr and sleeps until a SIGINT, which ends it with status 130 (as an interrupted
-client); FAKE_NO_FILE=1 makes the vLLM stand-in write no result file; FAKE_TAMPER=1 writes a result file whose mean TTFT is not the printed one.
+client); FAKE_IGNORE_SIGNALS=1 instead
+ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT, says "fake client: waiting, deaf (pid N)" and sleeps
+for ten minutes; FAKE_NO_FILE=1 makes the vLLM stand-in write no result file; FAKE_TAMPER=1 writes a result file whose mean TTFT is not the printed one.
 """
 import json
 import os
@@ -67,6 +69,14 @@ def result_docs(sample, ext, details):
 
 
 def finish():
+    if os.environ.get("FAKE_IGNORE_SIGNALS"):
+        # A client that cannot be stopped politely: only SIGKILL ends it.
+        import signal
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_IGN)
+        sys.stderr.write("fake client: waiting, deaf (pid %d)\n" % os.getpid())
+        sys.stderr.flush()
+        time.sleep(600)
     if os.environ.get("FAKE_WAIT"):
         try:
             sys.stderr.write("fake client: waiting\n")

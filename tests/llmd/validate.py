@@ -22,12 +22,16 @@ run with `--format llmd-br` and with `--format json` (the canonical report, to c
   - `requests.failures`, when written, is `totals.failed_requests` when the run printed it.
 * exit 3: no run in the input: nothing on stdout; or a run with nothing usable (verdict
   `unusable`, not written, said on stderr) beside runs that are written.
+* exit 5: a run gives no figure a Benchmark Report holds (not written, stderr says it `cannot be
+  written as an llm-d Benchmark Report`), beside runs that are written.
+* Every document written is accepted by `bench-normalize check` (exit 0).
 
 Prints a summary and exits 1 when any input fails (all listed).
 """
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -96,11 +100,17 @@ def check_one(exe, path):
     if code == 3 and not p.stdout.strip():
         return "nothing", p.stderr.strip()[:200]
     # exit 3 with output: a run had nothing usable (not written, said on stderr), others were.
-    if code not in (0, 1, 3):
+    if code not in (0, 1, 3, 5):
         return "fail", f"exit {code}: {p.stderr[:300]}"
     canon = subprocess.run([exe, "--format", "json", path], capture_output=True, text=True)
     runs = [r for r in json.loads(canon.stdout)["runs"] if r["verdict"] == "accepted"]
     lines = p.stdout.splitlines()
+    unwritable = {int(m) for m in re.findall(r"run (\d+): cannot be written as an llm-d Benchmark Report", p.stderr)}
+    if code == 5 and not unwritable:
+        return "fail", f"exit 5 without naming the run not written: {p.stderr[:300]}"
+    runs = [r for r in runs if r["source"]["block"] not in unwritable]
+    if not lines and code == 5:
+        return "unwritable", p.stderr.strip()[:200]
     if len(lines) != len(runs):
         return "fail", f"{len(lines)} documents for {len(runs)} accepted runs"
     if code in (1, 3) and "llmd-br: not written" not in p.stderr:
@@ -116,6 +126,11 @@ def check_one(exe, path):
         errs = meanings(doc, run)
         if errs:
             return "fail", f"document {i}: " + "; ".join(errs)
+        back = subprocess.run([exe, "check", "-"], input=line, capture_output=True, text=True)
+        if back.returncode != 0:
+            return "fail", f"document {i}: `check` refuses it (exit {back.returncode}): {back.stderr[:300]}"
+    if code == 5:
+        return "valid-some-unwritable", f"{len(lines)} report(s)"
     if len(lines) == 1:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             f.write(p.stdout)
