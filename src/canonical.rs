@@ -259,6 +259,7 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
         e2e_end: base.e2e_end,
         rates: None,
         percentiles: None,
+        tpot_weighting: base.tpot_weighting,
     };
     (s.rates, s.percentiles) = rates_and_percentiles(def, variant);
     if let Some(v) = variant {
@@ -270,6 +271,9 @@ fn semantics(def: &Definition, variant: Option<&Variant>, run: &Run) -> Semantic
         }
         if v.itl.is_some() {
             s.itl = v.itl;
+        }
+        if v.tpot_weighting.is_some() {
+            s.tpot_weighting = v.tpot_weighting;
         }
     }
     let backend = run.text(workload::BACKEND);
@@ -304,14 +308,14 @@ fn rates_and_percentiles(def: &Definition, variant: Option<&Variant>) -> (Option
     )
 }
 
-/// A report written before `rates` and `percentiles` were part of `source.semantics` (or by hand)
-/// does not say them: the built-in definition it names (`source.parser`, `source.variant`) does,
+/// A report written before `rates`, `percentiles` and `tpot_weighting` were part of
+/// `source.semantics` (or by hand) does not say them: the built-in definition it names (`source.parser`, `source.variant`) does,
 /// as the rules read them from that id before. So such a report is checked as it was when it was
 /// written; one that names no built-in definition keeps them unsaid (no input-rate check, no
 /// percentile bound: the rules only skip).
 fn fill_semantics(run: &mut Run) {
     let s = &run.source.semantics;
-    if s.rates.is_some() && s.percentiles.is_some() {
+    if s.rates.is_some() && s.percentiles.is_some() && s.tpot_weighting.is_some() {
         return;
     }
     let Some(def) = crate::definition::Definitions::builtin().get(&run.source.parser) else { return };
@@ -320,6 +324,7 @@ fn fill_semantics(run: &mut Run) {
     let s = &mut run.source.semantics;
     s.rates = s.rates.or(rates);
     s.percentiles = s.percentiles.or(percentiles);
+    s.tpot_weighting = s.tpot_weighting.or(variant.and_then(|v| v.tpot_weighting).or(def.semantics.tpot_weighting));
 }
 
 /// A canonical run read back (written by hand, or by an earlier `bench-normalize`): every known

@@ -326,6 +326,10 @@ pub struct Semantics {
     /// (rules `distribution-possible`, `decode-within-e2e`, `tpot-bounds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<PercentileMethod>,
+    /// How the tool weighs the per-request TPOTs its TPOT rows summarize. Absent: `request`, one
+    /// value per request ([`TpotWeighting::Request`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_weighting: Option<TpotWeighting>,
 }
 
 impl Semantics {
@@ -340,6 +344,28 @@ impl Semantics {
     pub fn numpy_percentiles(&self) -> bool {
         self.percentiles == Some(PercentileMethod::NumpyLinear)
     }
+
+    /// How the TPOT rows are weighted: what the definition said, else one value per request.
+    pub fn tpot_weighting(&self) -> TpotWeighting {
+        self.tpot_weighting.unwrap_or(TpotWeighting::Request)
+    }
+
+    /// Whether the TPOT rows are token-weighted (each request's TPOT once per decode token).
+    pub fn token_weighted_tpot(&self) -> bool {
+        self.tpot_weighting() == TpotWeighting::Token
+    }
+}
+
+/// How a tool's TPOT rows weigh its requests' TPOTs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TpotWeighting {
+    /// One value per request with two or more output tokens (vLLM, SGLang: `mean_i TPOT_i`); the
+    /// default.
+    Request,
+    /// Each request's TPOT counted once per decode token (`n_i - 1` times: guidellm), so the rows'
+    /// mean is `sum_i (last_i - first_i) / (N_out - R)`, the token-weighted TPOT.
+    Token,
 }
 
 /// Which of a tool's printed rates are its printed totals over its printed duration. The names

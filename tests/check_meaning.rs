@@ -158,6 +158,21 @@ fn a_declared_meaning_is_the_definitions_or_a_contradiction() {
     let o = check_json(&token);
     assert_eq!(o.status.code(), Some(1));
     assert!(message(&o, "semantics-declared").contains("source.semantics.itl is declared token, but vllm-bench-serve"));
+
+    // vLLM's TPOT rows are one value per request: declared token-weighted, they would be held to
+    // the derived TPOT as a mean of tokens, and lose their per-request bounds.
+    let mut weighted = honest.clone();
+    weighted["runs"][0]["source"]["semantics"]["tpot_weighting"] = json!("token");
+    let o = check_json(&weighted);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        message(&o, "semantics-declared").contains(
+            "source.semantics.tpot_weighting is declared token, but vllm-bench-serve (variant 0.13+) has it request"
+        ),
+        "{}",
+        message(&o, "semantics-declared")
+    );
+    assert!(checks(&o).iter().all(|c| !c["message"].as_str().unwrap_or("").contains("token-weighted rows")));
 }
 
 /// A report that names no built-in definition keeps its declared meaning, but an ITL declared per

@@ -236,6 +236,7 @@ fn strip(v: &mut Value) {
     let s = v["source"]["semantics"].as_object_mut().unwrap();
     s.remove("rates");
     s.remove("percentiles");
+    s.remove("tpot_weighting");
 }
 
 fn outcomes(run: &Run) -> Vec<(String, Status, String)> {
@@ -249,6 +250,7 @@ fn a_report_written_before_the_keys_is_checked_as_it_was() {
         ("captured/sglang-s2.stdout.txt", Some("all"), Some("numpy-linear")),
         ("captured/vllm-s2.result.json", Some("all"), Some("numpy-linear")),
         ("public/044-guidellm.txt", Some("own-window"), None),
+        ("peers/guidellm-s2.stdout.txt", Some("own-window"), None),
         ("captured/vllm-s2.stdout.txt", Some("all"), Some("numpy-linear")),
     ] {
         let bytes = std::fs::read(common::samples_dir().join(sample)).unwrap();
@@ -258,12 +260,22 @@ fn a_report_written_before_the_keys_is_checked_as_it_was() {
             let v = serde_json::to_value(run).unwrap();
             assert_eq!(v["source"]["semantics"]["rates"].as_str(), rates, "{sample}");
             assert_eq!(v["source"]["semantics"]["percentiles"].as_str(), percentiles, "{sample}");
+            // guidellm's console: its ITL (the TPOT rows) is token-weighted, and tpot-bounds holds
+            // the rows' mean to the derived TPOT both ways, read back or not.
+            let guidellm = run.source.parser == "guidellm-console";
+            let weighting = guidellm.then_some("token");
+            assert_eq!(v["source"]["semantics"]["tpot_weighting"].as_str(), weighting, "{sample}");
             let now = read_all(defs, &stored(run, |_| {}), true);
             let before = read_all(defs, &stored(run, strip), true);
             assert_eq!(outcomes(&before[0]), outcomes(&now[0]), "{sample}");
             assert_eq!(before[0].source.semantics, now[0].source.semantics, "{sample}");
             if rates == Some("own-window") {
                 assert_eq!(rule(&before[0], "throughput-totals").0, Status::Skipped, "{sample}");
+            }
+            if guidellm && run.reported.stat("tpot_ms").is_some() {
+                let (status, message) = rule(&before[0], "tpot-bounds");
+                assert_eq!(status, Status::Pass, "{sample}");
+                assert!(message.contains("= the rows' mean 12.8 ms (token-weighted rows"), "{message}");
             }
         }
     }

@@ -80,6 +80,13 @@ pub fn declared(run: &mut Run) -> (Vec<String>, Option<String>) {
         ours.rates.is_some() && ours.rates() != theirs.rates(),
     );
     stated_differently!(percentiles);
+    // Unsaid weighting is per request: a declared weighting differs from that too.
+    differ(
+        "tpot_weighting",
+        name(&ours.tpot_weighting),
+        name(&Some(theirs.tpot_weighting())),
+        ours.tpot_weighting.is_some() && ours.tpot_weighting() != theirs.tpot_weighting(),
+    );
     // The definition's meaning, whatever was declared (a meaning the definition leaves unsaid is
     // not taken from the report either).
     run.source.semantics = theirs;

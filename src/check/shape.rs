@@ -254,6 +254,7 @@ pub(super) fn source_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
                             ("e2e_end", Ty::Null(&Ty::Enum(&["last-chunk", "done-line"])), false),
                             ("rates", Ty::Null(&Ty::Enum(&["all", "output-and-request", "own-window"])), false),
                             ("percentiles", Ty::Null(&Ty::Enum(&["numpy-linear"])), false),
+                            ("tpot_weighting", Ty::Null(&Ty::Enum(&["request", "token"])), false),
                         ],
                         out,
                     )

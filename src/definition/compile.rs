@@ -63,6 +63,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
             e2e_end: raw.semantics.e2e_end,
             rates: raw.semantics.rates,
             percentiles: raw.semantics.percentiles,
+            tpot_weighting: raw.semantics.tpot_weighting,
             itl_rules,
         },
         variants,
@@ -409,6 +410,7 @@ fn variants(cx: &Source, raw: Vec<RawVariant>, context: &[RowSpec]) -> Result<Ve
             itl: v.itl.map(Into::into),
             rates: v.rates,
             percentiles: v.percentiles,
+            tpot_weighting: v.tpot_weighting,
             swap,
             note: v.note,
         });

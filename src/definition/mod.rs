@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use crate::error::Error;
 use crate::lex::normalize_label;
-use crate::report::{E2eEnd, Format, ItlPer, PercentileMethod, Rates, StatKey, TokenCount};
+use crate::report::{E2eEnd, Format, ItlPer, PercentileMethod, Rates, StatKey, TokenCount, TpotWeighting};
 use crate::vocabulary::{FieldDef, Unit};
 
 mod compile;
@@ -328,6 +328,8 @@ pub struct SemanticsSpec {
     pub rates: Option<Rates>,
     /// How the tool computes its percentiles (`None`: not known).
     pub percentiles: Option<PercentileMethod>,
+    /// How the tool weighs the TPOT rows (`None`: one value per request).
+    pub tpot_weighting: Option<TpotWeighting>,
     pub itl_rules: Vec<ItlRule>,
 }
 
@@ -363,6 +365,7 @@ pub struct Variant {
     pub itl: Option<ItlPer>,
     pub rates: Option<Rates>,
     pub percentiles: Option<PercentileMethod>,
+    pub tpot_weighting: Option<TpotWeighting>,
     /// Pairs of figures this variant printed under each other's label.
     pub swap: Vec<(Target, Target)>,
     pub note: Option<String>,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{CellStyle, MAX_NOISE_RUN, RowsAre};
-use crate::report::{E2eEnd, ItlPer, PercentileMethod, Rates, TokenCount};
+use crate::report::{E2eEnd, ItlPer, PercentileMethod, Rates, TokenCount, TpotWeighting};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,6 +177,7 @@ pub struct RawSemantics {
     pub e2e_end: Option<E2eEnd>,
     pub rates: Option<Rates>,
     pub percentiles: Option<PercentileMethod>,
+    pub tpot_weighting: Option<TpotWeighting>,
     #[serde(default)]
     pub itl_rule: Vec<RawItlRule>,
 }
@@ -237,6 +238,7 @@ pub struct RawVariant {
     pub itl: Option<ItlWord>,
     pub rates: Option<Rates>,
     pub percentiles: Option<PercentileMethod>,
+    pub tpot_weighting: Option<TpotWeighting>,
     #[serde(default)]
     pub swap: Vec<[Spanned<String>; 2]>,
     pub note: Option<String>,

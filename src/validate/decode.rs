@@ -245,6 +245,43 @@ fn rows_floor(run: &Run, rows: &Stat, r: f64, rounding: f64, cap: Option<f64>, e
     floor.is_finite().then_some(floor.max(0.0))
 }
 
+/// Token-weighted TPOT rows (the definition's `tpot_weighting = "token"`: each request's TPOT
+/// counted once per decode token, guidellm's ITL) have the mean `sum_i (last_i - first_i) /
+/// (N_out - R)`, and the derived `(sum E2E_i - sum TTFT_i) / (N_out - R)` is that plus each
+/// request's end of stream after its last token (`E2E_i` ends with the response, at most an
+/// ordinary decode step later: `single`), so they are equal within the printed digits' rounding:
+/// the rows' mean, and the E2E and TTFT means spread over the `N_out / R - 1` decode tokens per
+/// request. Derived below the rows' mean or above it by more than that is a contradiction (an
+/// E2E, TTFT, request count or token total that is not the run's). `Ok`: the comparison;
+/// `Err`: what differs.
+fn token_weighted_mean(run: &Run, i: &Inputs, tw: f64, c: f64, single: f64) -> Result<String, String> {
+    let own = |key: crate::vocabulary::Key, v: f64| {
+        run.printed_slack(&format!("{}.mean", key.path()), v).unwrap_or(ROUNDING_MS).max(ROUNDING_MS)
+    };
+    // From per-request arrays the derived figure is exact; from means, their rounding.
+    let spread = match (run.derived.tpot_ms.method, i.e2e_mean, i.ttft_mean, i.n_avg()) {
+        (Some(TpotMethod::E2eTtftTokens), Some(e2e), Some(ttft), Some(n)) => {
+            (own(reported::E2E_MS, e2e) + own(reported::TTFT_MS, ttft)) / (n - 1.0).max(1.0)
+        }
+        _ => 0.0,
+    };
+    let slack = own(reported::TPOT_MS, c) + spread + tw * ROUNDED_REL;
+    let (lo, hi) = (c - slack, c + slack + single);
+    let m = format!(
+        "the rows' mean {} ms (token-weighted rows: their mean is the token-weighted TPOT, {} to {} ms with the printed digits' rounding and the ends of stream)",
+        f(c),
+        f(lo),
+        f(hi)
+    );
+    if tw < lo {
+        Err(format!("is below {m}"))
+    } else if tw > hi {
+        Err(format!("is above {m}"))
+    } else {
+        Ok(format!("= {m}"))
+    }
+}
+
 /// The token-weighted TPOT (derived from E2E, TTFT and totals, or from per-request arrays) must
 /// be one the tool's request-weighted TPOT rows allow.
 ///
@@ -302,8 +339,19 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
         let m = format!("the TPOT rows' min {} ms", f(min));
         if tw < min - slack { failed.push(format!("{head} is below {m}")) } else { parts.push(format!(">= {m}")) }
     }
-    let cap = decode_cap(run, i, rounding);
-    if let Some(floor) = rows_floor(run, rows, r, rounding, cap.as_ref().map(|c| c.0), equal.is_some()) {
+    // Token-weighted rows (`tpot_weighting = "token"`) are not one value per request: no bound
+    // that counts requests is drawn from them; their mean is the derived figure itself.
+    let token = run.source.semantics.token_weighted_tpot();
+    if let (true, Some(c)) = (token, claimed) {
+        match token_weighted_mean(run, i, tw, c, single) {
+            Ok(m) => parts.push(m),
+            Err(m) => failed.push(format!("{head} {m}")),
+        }
+    }
+    let cap = decode_cap(run, i, rounding).filter(|_| !token);
+    let floor =
+        if token { None } else { rows_floor(run, rows, r, rounding, cap.as_ref().map(|c| c.0), equal.is_some()) };
+    if let Some(floor) = floor {
         let m = format!("{} ms, the smallest per-request TPOT the rows allow", f(floor));
         if tw < floor - slack {
             failed.push(format!("{head} is below {m} (a token-weighted mean lies between its requests' TPOTs)"));
@@ -334,7 +382,7 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
             if tw > bound { failed.push(format!("{head} is above {m}")) } else { parts.push(format!("<= {m}")) }
         }
     }
-    if let (Some(c), Some(equal)) = (claimed, equal) {
+    if let (Some(c), Some(equal), false) = (claimed, equal, token) {
         let m = format!("the rows' mean {} ms ({equal}, so the request- and token-weighted means are equal)", f(c));
         // The rows' mean is printed with the run's latency rounding too.
         if (c - tw).abs() > 0.02 * c + slack + rounding {
@@ -403,7 +451,11 @@ fn e2e_max(run: &Run, i: &Inputs, rounding: f64) -> Option<(f64, String)> {
         let max = largest(stat, r)?;
         return Some((max, format!("the longest E2E latency its block allows, {} ms", f(max))));
     }
-    // Equal lengths `L`: `E2E_i = TTFT_i + (L - 1) TPOT_i <= TTFT_max + (L - 1) TPOT_max`.
+    // Equal lengths `L`: `E2E_i = TTFT_i + (L - 1) TPOT_i <= TTFT_max + (L - 1) TPOT_max` (the
+    // rows' largest over `R` requests: not for token-weighted rows).
+    if run.source.semantics.token_weighted_tpot() {
+        return None;
+    }
     let l = i.n_avg()?;
     let ttft = largest(run.stat(reported::TTFT_MS)?, r)?;
     let tpot = largest(run.stat(reported::TPOT_MS)?, r)?;

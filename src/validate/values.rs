@@ -153,7 +153,8 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 ///   too: with `lo = floor(q (n - 1))`, the `n - lo` values from `lo` up sum to at least
 ///   `n (1 - q) p_q`), and the others are `>= 0`, so `m >= (1 - q) p_q`; for the median,
 ///   `m >= p50 / 2`;
-/// * for the per-request blocks (TTFT, TPOT, E2E) of `R` requests, `m >= max / R`;
+/// * for the per-request blocks (TTFT, TPOT, E2E) of `R` requests, `m >= max / R` (not for
+///   token-weighted TPOT rows, `tpot_weighting = "token"`: they hold `N_out - R` values);
 /// * Bhatia-Davis: a population standard deviation `s` satisfies `s^2 <= (max - m)(m - min)`
 ///   (`min` is `>= 0` when not printed); a sample standard deviation (`ddof = 1`) is at most
 ///   `sqrt(n / (n - 1)) <= sqrt(2)` times it;
@@ -168,7 +169,13 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal: bool) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
-    let per_request = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS].map(Key::path);
+    // Token-weighted TPOT rows are not one value per request: no request count bounds them.
+    let token = run.source.semantics.token_weighted_tpot();
+    let per_request: Vec<_> = [reported::TTFT_MS, reported::TPOT_MS, reported::E2E_MS]
+        .into_iter()
+        .filter(|k| !(token && *k == reported::TPOT_MS))
+        .map(Key::path)
+        .collect();
     let bounded_above = [reported::TTFT_MS, reported::E2E_MS].map(Key::path);
     let tpot_path = reported::TPOT_MS.path();
     let numpy = run.source.semantics.numpy_percentiles();
@@ -203,7 +210,7 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal:
         }
         // The range of means the block's percentiles, min and max allow its sorted values.
         let counts = match (i.successful, path) {
-            (Some(r), p) if p == tpot_path => tpot_row_counts(r, equal),
+            (Some(r), p) if p == tpot_path && !token => tpot_row_counts(r, equal),
             (Some(r), p) if bounded_above.contains(&p) && r >= 1.0 => Some(r as usize..=r as usize),
             _ => None,
         };
