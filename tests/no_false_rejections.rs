@@ -331,3 +331,96 @@ fn a_derived_tpot_rounded_to_six_digits_is_not_below_its_rows() {
         assert!(m.is_some_and(|m| (m - 60042.13).abs() < 0.5), "{m:?}");
     }
 }
+
+/// The mean E2E latency of a guidellm console printed `factor` times too large (one decimal of
+/// seconds, its "± x" kept).
+fn guidellm_e2e_scaled(text: &str, g: &Guidellm, factor: f64) -> String {
+    let m = mean(&g.e2e) / 1000.0;
+    let line =
+        text.lines().find(|l| l.starts_with(&format!("| concurrent@{} ", g.concurrency)) && l.contains(" ± ")).unwrap();
+    let printed = format!("| {m:.1} ± ");
+    let scaled = format!("| {:.1} ± ", m * factor);
+    text.replacen(line, &line.replacen(&printed, &scaled, 1), 1)
+}
+
+proptest! {
+    // (The halved E2E is only sure to be caught on runs where it moves the derived TPOT past the
+    // slack: about one run in five is not, and is left out.)
+    #![proptest_config(ProptestConfig { cases: cases(600), max_global_rejects: 100_000, ..ProptestConfig::default() })]
+
+    /// guidellm's console (its ITL token-weighted, `tpot_weighting = "token"`; latency in seconds
+    /// with one decimal): honest runs are accepted, and their token-weighted ITL mean is held to
+    /// the derived TPOT both ways.
+    #[test]
+    fn honest_guidellm_consoles_are_accepted(s in scenario()) {
+        let p = simulate(&s);
+        prop_assume!(!p.tpot.is_empty());
+        let g = guidellm_run(&p, &s);
+        let text = guidellm_console(&g);
+        let run = run_of(&text);
+        prop_assert_eq!(run.source.parser.as_str(), "guidellm-console");
+        let e = errors(&run);
+        prop_assert!(e.is_empty(), "{e:?}\n{text}");
+    }
+
+    /// The mean E2E latency halved in an honest guidellm console: the derived TPOT falls below the
+    /// ITL mean by more than the rounding allows, and `tpot-bounds` rejects it, whenever the
+    /// halving moves the derived TPOT past the printed digits' slack.
+    #[test]
+    fn guidellm_mean_e2e_halved_is_caught(s in scenario()) {
+        let p = simulate(&s);
+        prop_assume!(!p.tpot.is_empty());
+        let g = guidellm_run(&p, &s);
+        let (r, n) = (g.ok as f64, g.output_tokens as f64);
+        prop_assume!(n - r >= 1.0);
+        let e2e = (mean(&g.e2e) / 1000.0 * 10.0).round() * 100.0;
+        let half = (e2e / 2.0 / 100.0).round() * 100.0;
+        let ttft = mean(&g.ttft);
+        // The derived TPOT moves by (E2E - E2E/2) / (N/R - 1); the slack is the ITL's 0.05, the
+        // E2E and TTFT means' rounding and one decode step a request for the ends of stream.
+        let itl = g.itl.iter().map(|(x, w)| x * w).sum::<f64>() / (n - r);
+        let step = g.itl.iter().map(|x| x.0).fold(itl, f64::max);
+        let slack = 0.05 + 50.1 * r / (n - r) + step * r / (n - r);
+        prop_assume!(half > ttft + 100.0 && (e2e - half) * r / (n - r) > 2.0 * slack + 0.2);
+        let text = guidellm_e2e_scaled(&guidellm_console(&g), &g, 0.5);
+        let run = run_of(&text);
+        prop_assert!(failed(&run, "tpot-bounds"), "{:?}\n{text}", errors(&run));
+        prop_assert_eq!(run.verdict, Verdict::Rejected);
+    }
+}
+
+/// The simulated console is read as guidellm-s2's capture is: 16 requests of 512 tokens at
+/// concurrency 4, TPOT 12.8 ms, TTFT about 137 ms, the figures where the capture has them.
+#[test]
+fn a_simulated_guidellm_console_reads_as_the_capture() {
+    let s = Scenario {
+        requests: 16,
+        failed: 0,
+        concurrency: 4,
+        tokens_per_chunk: 10,
+        tpot_ms: 12.8,
+        ttft_ms: 125.0,
+        max_len: 512,
+        lengths: Lengths::Fixed,
+        latency: Latency::Tight,
+        seed: 7,
+    };
+    let p = simulate(&s);
+    let g = guidellm_run(&p, &s);
+    let text = guidellm_console(&g);
+    let run = run_of(&text);
+    assert_eq!(run.source.parser, "guidellm-console", "{text}");
+    assert_eq!(run.source.variant.as_deref(), Some("0.8"));
+    assert!(errors(&run).is_empty(), "{:?}\n{text}", errors(&run));
+    let tpot = run.reported.stat("tpot_ms").and_then(|s| s.mean()).unwrap();
+    assert!((tpot - (p.token_weighted * 10.0).round() / 10.0).abs() < 1e-9, "{tpot} vs {}", p.token_weighted);
+    let check = run.checks.iter().find(|c| c.id == "tpot-bounds").unwrap();
+    assert_eq!(check.status, Status::Pass);
+    assert!(check.message.contains("= the rows' mean"), "{}", check.message);
+    assert_eq!(run.derived.tpot_ms.verified, Some(true));
+    // Halved, the mean E2E is caught; as printed, the derived TPOT is within 2% of the truth.
+    let derived = run.derived.tpot_ms.mean.unwrap();
+    assert!((derived - p.token_weighted).abs() < 0.02 * p.token_weighted, "{derived}");
+    let halved = run_of(&guidellm_e2e_scaled(&text, &g, 0.5));
+    assert!(failed(&halved, "tpot-bounds"), "{:?}", errors(&halved));
+}

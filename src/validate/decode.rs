@@ -252,21 +252,21 @@ fn rows_floor(run: &Run, rows: &Stat, r: f64, rounding: f64, cap: Option<f64>, e
 /// ordinary decode step later: `single`), so they are equal within the printed digits' rounding:
 /// the rows' mean, and the E2E and TTFT means spread over the `N_out / R - 1` decode tokens per
 /// request. Derived below the rows' mean or above it by more than that is a contradiction (an
-/// E2E, TTFT, request count or token total that is not the run's). `Ok`: the comparison;
-/// `Err`: what differs.
-fn token_weighted_mean(run: &Run, i: &Inputs, tw: f64, c: f64, single: f64) -> Result<String, String> {
+/// E2E, TTFT, request count or token total that is not the run's). `ends`: the allowance for the
+/// ends of stream, spread over the decode tokens. `Ok`: the comparison; `Err`: what differs.
+fn token_weighted_mean(run: &Run, i: &Inputs, tw: f64, c: f64, ends: f64) -> Result<String, String> {
     let own = |key: crate::vocabulary::Key, v: f64| {
         run.printed_slack(&format!("{}.mean", key.path()), v).unwrap_or(ROUNDING_MS).max(ROUNDING_MS)
     };
     // From per-request arrays the derived figure is exact; from means, their rounding.
     let spread = match (run.derived.tpot_ms.method, i.e2e_mean, i.ttft_mean, i.n_avg()) {
-        (Some(TpotMethod::E2eTtftTokens), Some(e2e), Some(ttft), Some(n)) => {
-            (own(reported::E2E_MS, e2e) + own(reported::TTFT_MS, ttft)) / (n - 1.0).max(1.0)
+        (Some(TpotMethod::E2eTtftTokens), Some(e2e), Some(ttft), Some(n)) if n > 1.0 => {
+            (own(reported::E2E_MS, e2e) + own(reported::TTFT_MS, ttft)) / (n - 1.0)
         }
         _ => 0.0,
     };
     let slack = own(reported::TPOT_MS, c) + spread + tw * ROUNDED_REL;
-    let (lo, hi) = (c - slack, c + slack + single);
+    let (lo, hi) = (c - slack, c + slack + ends);
     let m = format!(
         "the rows' mean {} ms (token-weighted rows: their mean is the token-weighted TPOT, {} to {} ms with the printed digits' rounding and the ends of stream)",
         f(c),
@@ -343,7 +343,11 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
     // that counts requests is drawn from them; their mean is the derived figure itself.
     let token = run.source.semantics.token_weighted_tpot();
     if let (true, Some(c)) = (token, claimed) {
-        match token_weighted_mean(run, i, tw, c, single) {
+        // Each request's end of stream after its last token: at most an ordinary decode step, the
+        // rows' largest mean or percentile (a max is no ordinary step).
+        let step =
+            rows.iter().filter(|(k, _)| matches!(k, StatKey::Mean | StatKey::P(_))).fold(step, |a, (_, v)| a.max(v));
+        match token_weighted_mean(run, i, tw, c, r * step / decode_tokens) {
             Ok(m) => parts.push(m),
             Err(m) => failed.push(format!("{head} {m}")),
         }

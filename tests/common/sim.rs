@@ -158,11 +158,16 @@ pub struct Printed {
     pub equal_lengths: bool,
     /// Decode work over the slots' time.
     pub busy: f64,
+    /// Each successful request's output tokens and decode time (first token to last, or to the
+    /// end of stream for a one-token answer), ms, in order.
+    pub lens: Vec<usize>,
+    pub decode: Vec<f64>,
 }
 
 pub fn simulate(s: &Scenario) -> Printed {
     let mut rng = Rng(s.seed | 1);
     let (mut ttft, mut tpot, mut itl, mut e2e, mut lens) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut decode = vec![];
     let (mut decode_tokens, mut chunks, mut decode_work) = (0usize, 0usize, 0.0);
     for _ in 0..s.requests {
         let n = match s.lengths {
@@ -201,22 +206,12 @@ pub fn simulate(s: &Scenario) -> Printed {
         chunks += 1;
         decode_tokens += n - 1;
         decode_work += d;
+        decode.push(d);
         ttft.push(f);
         e2e.push(f + d);
         lens.push(n);
     }
-    // Closed loop: each request takes the first free slot (failed ones hold a slot briefly).
-    let slots = s.concurrency.min(s.requests + s.failed);
-    let mut free: BinaryHeap<Reverse<u64>> = (0..slots).map(|_| Reverse(0)).collect();
-    let mut end = 0u64;
-    let micros = |ms: f64| (ms * 1000.0).round() as u64;
-    for ms in e2e.iter().copied().chain(std::iter::repeat_n(5.0, s.failed)) {
-        let Reverse(start) = free.pop().expect("a slot");
-        let done = start + micros(ms);
-        end = end.max(done);
-        free.push(Reverse(done));
-    }
-    let duration_s = end as f64 / 1e6 + rng.between(0.0, 0.3);
+    let duration_s = closed_loop(&e2e, s.failed, s.concurrency) + rng.between(0.0, 0.3);
     Printed {
         ok: s.requests,
         failed: s.failed,
@@ -233,7 +228,25 @@ pub fn simulate(s: &Scenario) -> Printed {
         token_weighted: if decode_tokens > 0 { decode_work / decode_tokens as f64 } else { 0.0 },
         equal_lengths: lens.iter().all(|l| *l == lens[0]),
         busy: decode_work / 1000.0 / (s.concurrency.min(s.requests) as f64 * duration_s),
+        lens,
+        decode,
     }
+}
+
+/// The end of a closed-loop run, s: each request takes the first free slot of `concurrency`
+/// (failed ones hold a slot briefly).
+fn closed_loop(e2e: &[f64], failed: usize, concurrency: usize) -> f64 {
+    let slots = concurrency.min(e2e.len() + failed);
+    let mut free: BinaryHeap<Reverse<u64>> = (0..slots).map(|_| Reverse(0)).collect();
+    let mut end = 0u64;
+    let micros = |ms: f64| (ms * 1000.0).round() as u64;
+    for ms in e2e.iter().copied().chain(std::iter::repeat_n(5.0, failed)) {
+        let Reverse(start) = free.pop().expect("a slot");
+        let done = start + micros(ms);
+        end = end.max(done);
+        free.push(Reverse(done));
+    }
+    end as f64 / 1e6
 }
 
 pub fn percentile(v: &[f64], p: f64) -> f64 {
@@ -250,4 +263,218 @@ pub fn mean(v: &[f64]) -> f64 {
 
 pub fn row(label: &str, value: String) -> String {
     format!("{label:<40} {value:<10}\n")
+}
+
+/// A run as guidellm 0.8 measures it (its benchmarks.json's per-request stats): each request's
+/// latency ends with its response, a moment after its last token (within a quarter of an
+/// ordinary decode step, as a one-token answer's end of stream, already in its decode time).
+pub struct Guidellm {
+    pub ok: usize,
+    pub failed: usize,
+    pub concurrency: usize,
+    pub duration_s: f64,
+    pub input_tokens: usize,
+    pub output_tokens: usize,
+    /// Per request: TTFT and E2E latency (ms), and output tokens.
+    pub ttft: Vec<f64>,
+    pub e2e: Vec<f64>,
+    pub lens: Vec<usize>,
+    /// Per request with 2+ tokens: `(last - first) / (n - 1)`, and its decode tokens.
+    pub itl: Vec<(f64, f64)>,
+    /// Per request: `(last - start) / n`, and its output tokens.
+    pub tpot: Vec<(f64, f64)>,
+}
+
+pub fn guidellm_run(p: &Printed, s: &Scenario) -> Guidellm {
+    let mut rng = Rng(s.seed.rotate_left(17) | 1);
+    let (mut e2e, mut itl, mut tpot) = (vec![], vec![], vec![]);
+    for ((&n, &d), &f) in p.lens.iter().zip(&p.decode).zip(&p.ttft) {
+        let tail = if n >= 2 { 0.25 * rng.next() * s.tpot_ms } else { 0.0 };
+        e2e.push(f + d + tail);
+        if n >= 2 {
+            itl.push((d / (n - 1) as f64, (n - 1) as f64));
+            tpot.push(((f + d) / n as f64, n as f64));
+        } else {
+            tpot.push((f, 1.0));
+        }
+    }
+    Guidellm {
+        ok: p.ok,
+        failed: p.failed,
+        concurrency: p.concurrency,
+        duration_s: closed_loop(&e2e, p.failed, p.concurrency) + rng.between(0.0, 0.3),
+        input_tokens: p.input_tokens,
+        output_tokens: p.output_tokens,
+        ttft: p.ttft.clone(),
+        e2e,
+        lens: p.lens.clone(),
+        itl,
+        tpot,
+    }
+}
+
+/// guidellm's percentile: the inverted CDF over the values counted by their weights (numpy's
+/// `inverted_cdf`: the smallest value whose cumulative weight reaches `q` of the total).
+pub fn weighted_percentile(v: &[(f64, f64)], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = s.iter().map(|x| x.1).sum();
+    let mut cum = 0.0;
+    for (x, w) in &s {
+        cum += w;
+        if cum >= q * total * (1.0 - 1e-12) {
+            return *x;
+        }
+    }
+    s.last().map_or(0.0, |x| x.0)
+}
+
+fn weighted_mean(v: &[(f64, f64)]) -> f64 {
+    let total: f64 = v.iter().map(|x| x.1).sum();
+    if total > 0.0 { v.iter().map(|(x, w)| x * w).sum::<f64>() / total } else { 0.0 }
+}
+
+/// One ruled table as guidellm's console draws it: header lines of `(text, span)` cells (a cell
+/// spanning `k` columns is their widths together, then `k` bars), then the data row.
+fn ruled_table(title: &str, headers: &[Vec<(&str, usize)>], row: &[String]) -> String {
+    let mut w: Vec<usize> = row.iter().map(|c| c.chars().count() + 2).collect();
+    for line in headers {
+        let mut at = 0;
+        for (text, span) in line {
+            let need = text.chars().count() + 2;
+            let have: usize = w[at..at + span].iter().sum();
+            if need > have {
+                w[at + span - 1] += need - have;
+            }
+            at += span;
+        }
+    }
+    let rule = |c: char| format!("|{}\n", w.iter().map(|n| c.to_string().repeat(*n) + "|").collect::<String>());
+    let mut out = format!("\n\nℹ {title}\n{}", rule('='));
+    for line in headers {
+        out.push('|');
+        let mut at = 0;
+        for (text, span) in line {
+            let width: usize = w[at..at + span].iter().sum::<usize>() - 2;
+            out += &format!(" {text:<width$} {}", "|".repeat(*span));
+            at += span;
+        }
+        out.push('\n');
+    }
+    out += &rule('-');
+    out.push('|');
+    for (cell, width) in row.iter().zip(&w) {
+        out += &format!(" {cell:<0$} |", width - 2);
+    }
+    out + "\n" + &rule('=')
+}
+
+/// A mean as guidellm prints it beside its 95% confidence half-width: `140.8 ± 1.8`.
+fn with_ci(mean: f64, sample: &[f64], scale: f64) -> String {
+    let n = sample.len() as f64;
+    let var = if n > 1.0 { sample.iter().map(|x| (x - mean * scale).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let ci = 2.0 * var.sqrt() / n.sqrt() / scale;
+    if ci < 0.1 { format!("{mean:.1} ± {ci:.3}") } else { format!("{mean:.1} ± {ci:.1}") }
+}
+
+/// guidellm 0.8's console tables of the run (samples/peers/guidellm-s2.stdout.txt): latency in
+/// seconds and the rest in ms with one decimal, `*` beside a percentile guidellm has too few
+/// samples to give an interval for; its rates over its own window.
+pub fn guidellm_console(g: &Guidellm) -> String {
+    let d = g.duration_s;
+    let strategy = format!("concurrent@{}", g.concurrency);
+    let one = |v: &[f64]| v.iter().map(|x| (*x, 1.0)).collect::<Vec<_>>();
+    let star = if g.ok < 20 { "*" } else { "" };
+    let e2e_s: Vec<f64> = g.e2e.iter().map(|x| x / 1000.0).collect();
+    let e2e_mean = mean(&e2e_s);
+    let ttft_mean = mean(&g.ttft);
+    let dist = |v: &[(f64, f64)], scale: f64| {
+        [
+            format!("{:.1}", weighted_percentile(v, 0.5) / scale),
+            format!("{:.1}{star}", weighted_percentile(v, 0.95) / scale),
+        ]
+    };
+    let mut text = String::from(
+        "✔ Setup complete, starting benchmarks...\n\n26-11-29 20:03:08|INFO     |guidellm.benchmark.benchmarker:run:116 - Starting benchmark\n",
+    );
+    let span = |names: &[&'static str]| names.iter().map(|n| (*n, 1)).collect::<Vec<_>>();
+    text += &ruled_table(
+        "Run Summary Info",
+        &[
+            [("Benchmark", 1), ("Timings", 5), ("Requests", 3), ("Input Tokens", 3), ("Output Tokens", 3)].to_vec(),
+            span(&[
+                "Strategy", "Start", "End", "Dur", "Warm", "Cool", "Comp", "Inc", "Err", "Comp", "Inc", "Err", "Comp",
+                "Inc", "Err",
+            ]),
+            span(&["", "", "", "Sec", "Sec", "Sec", "Tot", "Tot", "Tot", "Tot", "Tot", "Tot", "Tot", "Tot", "Tot"]),
+        ],
+        &[
+            strategy.clone(),
+            "20:03:12".into(),
+            "20:03:39".into(),
+            format!("{d:.1}"),
+            "0.0".into(),
+            "0.0".into(),
+            g.ok.to_string(),
+            "0".into(),
+            g.failed.to_string(),
+            format!("{:.1}", g.input_tokens as f64),
+            "0.0".into(),
+            "0.0".into(),
+            format!("{:.1}", g.output_tokens as f64),
+            "0.0".into(),
+            "0.0".into(),
+        ],
+    );
+    let [e50, e95] = dist(&one(&e2e_s), 1.0);
+    let [t50, t95] = dist(&one(&g.ttft), 1.0);
+    let [i50, i95] = dist(&g.itl, 1.0);
+    let [p50, p95] = dist(&g.tpot, 1.0);
+    let mut row = vec![strategy.clone(), with_ci(e2e_mean, &g.e2e, 1000.0), e50, e95];
+    row.extend([
+        with_ci(ttft_mean, &g.ttft, 1.0),
+        t50.clone(),
+        t95.clone(),
+        with_ci(ttft_mean, &g.ttft, 1.0),
+        t50,
+        t95,
+    ]);
+    row.extend([format!("{:.1}", weighted_mean(&g.itl)), i50, i95.trim_end_matches('*').into()]);
+    row.extend([format!("{:.1}", weighted_mean(&g.tpot)), p50, p95.trim_end_matches('*').into()]);
+    text += &ruled_table(
+        "Request Latency Statistics (Completed Requests)",
+        &[
+            [("Benchmark", 1), ("Request Latency", 3), ("TTFT", 3), ("TTFOT", 3), ("ITL", 3), ("TPOT", 3)].to_vec(),
+            [("Strategy", 1), ("Sec", 3), ("ms", 3), ("ms", 3), ("ms", 3), ("ms", 3)].to_vec(),
+            span(&[
+                "", "Mean", "Mdn", "p95", "Mean", "Mdn", "p95", "Mean", "Mdn", "p95", "Mean", "Mdn", "p95", "Mean",
+                "Mdn", "p95",
+            ]),
+        ],
+        &row,
+    );
+    if !star.is_empty() {
+        text += "* confidence interval unavailable at this sample size\n";
+    }
+    let in_flight = g.e2e.iter().sum::<f64>() / 1000.0 / d;
+    text += &ruled_table(
+        "Server Throughput Statistics (All Requests)",
+        &[
+            [("Benchmark", 1), ("Requests", 3), ("Input Tokens", 1), ("Output Tokens", 1), ("Total Tokens", 1)]
+                .to_vec(),
+            [("Strategy", 1), ("Concurrency", 2), ("Per Sec", 1), ("Per Sec", 1), ("Per Sec", 1), ("Per Sec", 1)]
+                .to_vec(),
+            [("", 1), ("Mdn", 1), ("Mean", 1), ("Mean", 4)].to_vec(),
+        ],
+        &[
+            strategy,
+            format!("{:.1}", in_flight.round()),
+            format!("{in_flight:.1}"),
+            format!("{:.1}", g.ok as f64 / d),
+            format!("{:.1}", g.input_tokens as f64 / d),
+            format!("{:.1}", g.output_tokens as f64 / d),
+            format!("{:.1}", (g.input_tokens + g.output_tokens) as f64 / d),
+        ],
+    );
+    text + "\n\n\n✔ Benchmarking complete, generated 1 benchmark(s)\n"
 }
