@@ -367,3 +367,64 @@ proptest::proptest! {
         proptest::prop_assert!(own.is_subset(&none), "own-window {own:?} vs absent {none:?}\n{rows}");
     }
 }
+
+/// guidellm's console (`tpot_weighting = "token"`): the ITL mean 12.8 ms is the token-weighted
+/// TPOT, so the derived one is held to it both ways. The capture passes (derived 12.84 ms); its
+/// mean TTFT x0.1 makes the derived TPOT 13.08 ms, too high, x10 makes it 10.36 ms, and the mean
+/// E2E halved 6.38 ms, too low: each is rejected by tpot-bounds.
+#[test]
+fn guidellms_token_weighted_itl_mean_holds_the_derived_tpot_both_ways() {
+    let defs = Definitions::builtin();
+    let text = std::fs::read_to_string(common::samples_dir().join("peers/guidellm-s2.stdout.txt")).unwrap();
+    let honest = read_all(defs, text.as_bytes(), false).remove(0);
+    let (status, message) = rule(&honest, "tpot-bounds");
+    assert_eq!(status, Status::Pass, "{message}");
+    assert!(message.contains("derived TPOT 12.84 ms (e2e-ttft-tokens) = the rows' mean 12.8 ms"), "{message}");
+    assert_eq!(honest.derived.tpot_ms.verified, Some(true));
+    for (from, to, side, derived) in [
+        ("| 140.8 ± 1.8 |", "| 14.1 ± 1.8 |", "is above", "13.08"),
+        ("| 140.8 ± 1.8 |", "| 1408.0 ± 1.8 |", "is below", "10.36"),
+        ("| 6.7 ± 0.002 |", "| 3.4 ± 0.002 |", "is below", "6.38"),
+    ] {
+        // (The first occurrence: the TTFT column, before TTFOT's.)
+        let forged = text.replacen(from, to, 1);
+        assert_ne!(forged, text);
+        let run = read_all(defs, forged.as_bytes(), false).remove(0);
+        let (status, message) = rule(&run, "tpot-bounds");
+        assert_eq!(status, Status::Fail, "{to}: {message}");
+        assert!(message.contains(&format!("derived TPOT {derived}")) && message.contains(side), "{to}: {message}");
+        assert_eq!(run.verdict, bench_normalize::report::Verdict::Rejected);
+    }
+}
+
+/// What `tpot_weighting = "token"` rests on, read from the capture's own benchmarks.json: guidellm
+/// 0.8's ITL distribution has one value per decode token (count N - R), and its mean is the sum of
+/// the requests' `E2E_i - TTFT_i` over N - R, short only of each response's end after its last
+/// token (between 0 and one decode step a request).
+#[test]
+fn guidellms_itl_distribution_is_token_weighted_in_its_capture() {
+    let doc = common::read_json(&common::samples_dir().join("peers/guidellm-s2.benchmarks.json"));
+    let b = &doc["benchmarks"][0];
+    let m = &b["metrics"];
+    let itl = &m["inter_token_latency_ms"]["successful"];
+    let reqs = b["requests"]["successful"].as_array().unwrap();
+    let r = reqs.len() as f64;
+    let n: f64 = reqs.iter().map(|q| q["output_tokens"].as_f64().unwrap()).sum();
+    assert_eq!((r, n), (16.0, 8192.0));
+    assert_eq!(itl["count"].as_f64(), Some(n - r));
+    let decode: f64 = reqs
+        .iter()
+        .map(|q| q["request_latency"].as_f64().unwrap() * 1000.0 - q["time_to_first_token_ms"].as_f64().unwrap())
+        .sum();
+    let (mean, derived) = (itl["mean"].as_f64().unwrap(), decode / (n - r));
+    assert!((itl["total_sum"].as_f64().unwrap() - mean * (n - r)).abs() < 1e-6 * decode);
+    // Per request: E2E - TTFT - (n - 1) ITL is the end after the last token, 0 to one step.
+    for q in reqs {
+        let tail = q["request_latency"].as_f64().unwrap() * 1000.0
+            - q["time_to_first_token_ms"].as_f64().unwrap()
+            - (q["output_tokens"].as_f64().unwrap() - 1.0) * q["inter_token_latency_ms"].as_f64().unwrap();
+        assert!((0.0..=mean).contains(&tail), "{tail}");
+    }
+    assert!(derived >= mean && derived - mean <= r * mean / (n - r), "{derived} vs {mean}");
+    assert!((mean - 12.8003).abs() < 1e-3 && (derived - 12.8021).abs() < 1e-3, "{mean} {derived}");
+}
