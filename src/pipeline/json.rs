@@ -74,7 +74,7 @@ fn runs_of_docs(
         } else {
             doc.elements
         };
-        for doc in parts {
+        for doc in parts.into_iter().map(entry_inner) {
             index += 1;
             let unknown = matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
             known += usize::from(!unknown);
@@ -194,6 +194,19 @@ fn read_documents<'t>(
         }
     }
     (out, text_lines)
+}
+
+/// An entry of `-f dstack`'s list for several runs ([`crate::dstack_model::entry_object`]) is
+/// read as the object it holds; any other document as it is.
+fn entry_inner(doc: Doc<'_>) -> Doc<'_> {
+    let inner = crate::dstack_model::entry_object(doc.fields.iter().map(|(k, v)| (k.as_str(), v)));
+    match inner {
+        Some((_, serde_json::Value::Object(m))) if doc.arrays.is_empty() && doc.elements.is_empty() => {
+            let fields = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() }
+        }
+        _ => doc,
+    }
 }
 
 fn json_looked_for(defs: &Definitions) -> String {
