@@ -194,6 +194,54 @@ fn every_sample_output_validates_against_its_formats_schema_strict_and_not() {
     }
 }
 
+/// Absent and `null` mean the same: every sample's output with the keys the strict schema names
+/// written as `null` is read back by `check` exactly as the plain output (same report, same exit).
+#[test]
+fn a_document_completed_for_the_strict_schema_reads_back_as_the_plain_one() {
+    let samples = all_samples();
+    for format in ["jsonl", "dstack", "dstack-e2e"] {
+        let strict = schema(format, true);
+        let mut args = vec!["-f", format];
+        args.extend(samples.iter().map(String::as_str));
+        let plain = run(&args).stdout;
+        let mut completed_lines = Vec::new();
+        let mut added = 0;
+        for doc in documents(&plain) {
+            let mut doc = doc;
+            let before = doc.to_string().matches("null").count();
+            let items: Vec<&mut Value> = match &mut doc {
+                Value::Array(a) => a.iter_mut().collect(),
+                one => vec![one],
+            };
+            for el in items {
+                let root = match (format, el.get("input").is_some()) {
+                    (_, true) if el.get("benchmark").is_some() => with_root(&strict, "benchmark_entry"),
+                    (_, true) => with_root(&strict, "metrics_entry"),
+                    ("dstack", false) if el.get("metrics").is_none() => with_root(&strict, "metrics"),
+                    _ => strict.clone(),
+                };
+                complete(&root, &root, el);
+            }
+            added += doc.to_string().matches("null").count() - before;
+            completed_lines.push(doc.to_string());
+        }
+        if format == "jsonl" {
+            assert!(added > 1000, "{format}: {added} keys completed");
+        }
+        let completed = completed_lines.join("\n") + "\n";
+        let check = |text: &[u8]| {
+            let mut cmd = bin();
+            cmd.args(["check", "-", "-f", "json"]);
+            common::output_with_stdin(&mut cmd, text)
+        };
+        let (a, b) = (check(&plain), check(completed.as_bytes()));
+        assert_eq!(a.status.code(), b.status.code(), "{format}: {}", String::from_utf8_lossy(&b.stderr));
+        assert!(matches!(a.status.code(), Some(0 | 1 | 3)), "{format}: {}", String::from_utf8_lossy(&a.stderr));
+        assert!(!a.stdout.is_empty());
+        assert!(a.stdout == b.stdout, "{format}: the completed document reads otherwise");
+    }
+}
+
 #[test]
 fn the_strict_schemas_keep_to_the_subset_and_the_loose_ones_do_not() {
     for format in ["json", "jsonl", "dstack", "dstack-e2e", "sglang-skill"] {
