@@ -237,6 +237,29 @@ pub fn bearer_token(command: &str) -> Option<&str> {
     })
 }
 
+/// The keys of an entry of `-f dstack` / `-f dstack-e2e` for several runs, besides its object:
+/// which input, block (1-based), first line and load (`max_concurrency`, `request_rate`) it is.
+pub const ENTRY_KEYS: [&str; 4] = ["input", "block", "first_line", "load"];
+
+/// The object an entry holds, under `benchmark` (dstack's whole `PresetBenchmark`) or `metrics`
+/// (its `PresetBenchmarkMetrics`, or dstack#4230's): its key and value. `None` for anything but
+/// an entry (exactly [`ENTRY_KEYS`] and one of the two, holding an object): dstack's own objects
+/// have none of these keys but `metrics`, so none is taken for an entry.
+pub fn entry_object<'a>(
+    fields: impl Iterator<Item = (&'a str, &'a serde_json::Value)>,
+) -> Option<(&'a str, &'a serde_json::Value)> {
+    let mut object = None;
+    let mut labels = 0;
+    for (k, v) in fields {
+        match k {
+            "benchmark" | "metrics" if object.is_none() && v.is_object() => object = Some((k, v)),
+            _ if ENTRY_KEYS.contains(&k) => labels += 1,
+            _ => return None,
+        }
+    }
+    object.filter(|_| labels == ENTRY_KEYS.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

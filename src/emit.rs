@@ -6,6 +6,7 @@ use crate::vocabulary::Key;
 
 mod csv;
 mod dstack;
+mod entries;
 mod explain;
 mod json;
 mod sglang_skill;
@@ -13,6 +14,7 @@ mod table;
 
 pub use csv::{CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CSV_OBJECTIVE_COLUMNS, CsvWriter, csv_text};
 pub use dstack::{TPOT_SOURCE_AGREEMENT, Unwritable, dstack, dstack_e2e_metrics, tpot_trio};
+pub use entries::{dstack_document, entry as dstack_entry};
 pub use explain::explain;
 pub use json::{JsonReport, write_json, write_jsonl};
 pub use sglang_skill::{SGLANG_SKILL_STATUSES, sglang_skill_row};
@@ -31,11 +33,13 @@ pub enum OutputFormat {
     /// One row per run, stable column names, header once
     Csv,
     /// What dstack's preset model accepts: the `benchmark` object when the run states the client's
-    /// version and command, else its `metrics` (an array for several runs); exit 5 for a run that
-    /// lacks a figure dstack requires
+    /// version and command, else its `metrics`; for several runs a list of entries
+    /// `{input, block, first_line, load, benchmark|metrics}`; exit 5 for a run that lacks a figure
+    /// dstack requires
     Dstack,
     /// The `metrics` object of dstack's proposal dstack#4230 (`e2e_ms` added, TPOT derived, null
-    /// for what the run does not give); not what dstack 0.22.5 accepts
+    /// for what the run does not give; entries as for dstack for several runs); not what dstack
+    /// 0.22.5 accepts
     DstackE2e,
     /// An llm-d Benchmark Report v0.2 per run, one JSON document a line (a rejected run is not
     /// written)

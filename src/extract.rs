@@ -58,7 +58,15 @@ pub fn extract(block: &Block) -> Extracted {
             .when_arg
             .as_ref()
             .is_none_or(|(other, want)| block.context.iter().any(|o| o.label == *other && o.value == *want));
-        let field = if applies { read_into(&mut out, spec, captured, value, c.line, true) } else { None };
+        // A line in prose: the figure is what its pattern says (none for a range of values).
+        let figure = match &spec.pattern {
+            Some(p) => p.figure(value),
+            None => Some(value),
+        };
+        let field = match figure {
+            Some(v) if applies => read_into(&mut out, spec, captured, v, c.line, true),
+            _ => None,
+        };
         out.rows.push(Row {
             section: None,
             label: label.trim_end_matches(':').to_string(),

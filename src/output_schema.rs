@@ -40,8 +40,8 @@ pub fn schema(format: OutputFormat, strict: bool) -> Result<Value, String> {
     }
     let root = match format {
         // The strict root is one object: the `benchmark` object (what dstack stores), or the
-        // `metrics` object of dstack#4230; a `metrics` object alone or an array of them (several
-        // runs) are its `$defs`.
+        // `metrics` object of dstack#4230; a `metrics` object alone and the entries of several
+        // runs are its `$defs`.
         OutputFormat::Dstack => pick_root(loose, "benchmark"),
         OutputFormat::DstackE2e => pick_root(loose, "metrics"),
         _ => loose,
@@ -133,9 +133,10 @@ fn dstack(e2e: bool) -> Value {
         return json!({
             "$schema": DRAFT,
             "title": "bench-normalize -f dstack-e2e",
-            "description": "dstack#4230's `metrics` object for one run, or an array of them for several runs",
-            "anyOf": [ { "$ref": "#/$defs/metrics" }, { "type": "array", "items": { "$ref": "#/$defs/metrics" } } ],
-            "$defs": { "metrics": metrics },
+            "description": "dstack#4230's `metrics` object for one run; for several runs a list of entries, each \
+                            saying which run its `metrics` object is",
+            "anyOf": [ { "$ref": "#/$defs/metrics" }, { "type": "array", "items": { "$ref": "#/$defs/metrics_entry" } } ],
+            "$defs": { "metrics": metrics, "metrics_entry": entry("metrics"), "load": load() },
         });
     }
     let metrics = object(metrics, "PresetBenchmarkMetrics");
@@ -163,14 +164,56 @@ fn dstack(e2e: bool) -> Value {
         "PresetBenchmark: what dstack stores",
     );
     let one = json!({ "anyOf": [ { "$ref": "#/$defs/benchmark" }, { "$ref": "#/$defs/metrics" } ] });
+    let entries = json!({ "anyOf": [ { "$ref": "#/$defs/benchmark_entry" }, { "$ref": "#/$defs/metrics_entry" } ] });
     json!({
         "$schema": DRAFT,
         "title": "bench-normalize -f dstack",
         "description": "dstack's `benchmark` object (PresetBenchmark) when the run states the client's version and \
-                        command, else its `metrics` object; an array of them for several runs",
-        "anyOf": [ one.clone(), { "type": "array", "items": one } ],
-        "$defs": { "benchmark": benchmark, "workload": workload, "metrics": metrics },
+                        command, else its `metrics` object; for several runs a list of entries, each saying which \
+                        run its object is",
+        "anyOf": [ one, { "type": "array", "items": entries } ],
+        "$defs": {
+            "benchmark": benchmark, "workload": workload, "metrics": metrics,
+            "benchmark_entry": entry("benchmark"), "metrics_entry": entry("metrics"), "load": load(),
+        },
     })
+}
+
+/// An entry of the list `-f dstack` / `-f dstack-e2e` print for several runs
+/// ([`crate::emit::dstack_entry`]): which run its object, under `key`, is.
+fn entry(key: &str) -> Value {
+    object(
+        vec![
+            ("input", json!({ "type": "string", "description": "the input the run was read from" }), true),
+            ("block", json!({ "type": "integer", "minimum": 1, "description": "the run's place in its input" }), true),
+            (
+                "first_line",
+                json!({ "type": ["integer", "null"], "minimum": 1, "description": "the run's first line" }),
+                true,
+            ),
+            ("load", json!({ "$ref": "#/$defs/load" }), true),
+            (key, json!({ "$ref": format!("#/$defs/{key}") }), true),
+        ],
+        "one run's object, with which input, block, first line and load it is",
+    )
+}
+
+fn load() -> Value {
+    object(
+        vec![
+            (
+                "max_concurrency",
+                json!({ "type": ["integer", "null"], "minimum": 0, "description": "the client's concurrency cap" }),
+                true,
+            ),
+            (
+                "request_rate",
+                json!({ "type": ["number", "null"], "minimum": 0, "description": "configured rate (req/s); null: unlimited or not set" }),
+                true,
+            ),
+        ],
+        "the load the run was measured at",
+    )
 }
 
 /// One row of the SGLang `llm-serving-auto-benchmark` skill's normalized JSONL

@@ -116,9 +116,19 @@ fn every_sample_output_validates_against_its_formats_schema_strict_and_not() {
         let strict = schema(format, true);
         let loose_v = jsonschema::validator_for(&loose).expect("a valid JSON Schema");
         let strict_v = jsonschema::validator_for(&strict).expect("a valid strict JSON Schema");
-        // dstack: a `metrics` object alone is one of the strict schema's `$defs`.
+        // dstack: a `metrics` object alone is one of the strict schema's `$defs`, and so are the
+        // entries of several runs.
         let strict_metrics = if format == "dstack" { with_root(&strict, "metrics") } else { strict.clone() };
         let strict_metrics_v = jsonschema::validator_for(&strict_metrics).unwrap();
+        let rooted = |name: &str| {
+            let root = with_root(&strict, name);
+            let v = jsonschema::validator_for(&root).unwrap();
+            (root, v)
+        };
+        // (dstack-e2e writes `metrics` objects only.)
+        let benchmark_entry = if format == "dstack" { "benchmark_entry" } else { "metrics_entry" };
+        let entries = format.starts_with("dstack").then(|| (rooted("metrics_entry"), rooted(benchmark_entry)));
+        let mut labelled = 0;
         let mut args = vec!["-f", format];
         args.extend(samples.iter().map(String::as_str));
         let o = run(&args);
@@ -134,10 +144,18 @@ fn every_sample_output_validates_against_its_formats_schema_strict_and_not() {
                 one => vec![one],
             };
             for el in elements {
-                let (root, v) = if format == "dstack" && el.get("metrics").is_none() {
-                    (&strict_metrics, &strict_metrics_v)
-                } else {
-                    (&strict, &strict_v)
+                let (root, v) = match &entries {
+                    // Several runs: each element says which input, block, first line and load it is.
+                    Some(((m_root, m_v), (b_root, b_v))) if doc.is_array() => {
+                        assert!(
+                            ["input", "block", "first_line", "load"].iter().all(|k| el.get(k).is_some()),
+                            "{format}: an unlabelled element: {el}"
+                        );
+                        labelled += 1;
+                        if el.get("benchmark").is_some() { (b_root, b_v) } else { (m_root, m_v) }
+                    }
+                    _ if format == "dstack" && el.get("metrics").is_none() => (&strict_metrics, &strict_metrics_v),
+                    _ => (&strict, &strict_v),
                 };
                 let mut completed = el.clone();
                 complete(root, root, &mut completed);
@@ -151,6 +169,9 @@ fn every_sample_output_validates_against_its_formats_schema_strict_and_not() {
             }
         }
         assert!(checked >= if format == "json" { 1 } else { 50 }, "{format}: {checked}");
+        if format.starts_with("dstack") {
+            assert!(labelled >= 50, "{format}: {labelled} entries");
+        }
         // Not vacuous: a figure of the wrong type fails both.
         let mut bad = docs[0].clone();
         let slot = match format {
@@ -159,7 +180,9 @@ fn every_sample_output_validates_against_its_formats_schema_strict_and_not() {
             "sglang-skill" => &mut bad["metrics"],
             _ => {
                 if bad.is_array() {
+                    // An entry's object.
                     bad = bad[0].clone();
+                    bad = bad.get("metrics").or(bad.get("benchmark")).cloned().unwrap();
                 }
                 &mut bad
             }
@@ -168,6 +191,54 @@ fn every_sample_output_validates_against_its_formats_schema_strict_and_not() {
         slot["request_throughput"] = json!("many");
         assert!(!loose_v.is_valid(&bad), "{format}: {bad}");
         assert!(!strict_v.is_valid(&bad) && !strict_metrics_v.is_valid(&bad), "{format} --strict: {bad}");
+    }
+}
+
+/// Absent and `null` mean the same: every sample's output with the keys the strict schema names
+/// written as `null` is read back by `check` exactly as the plain output (same report, same exit).
+#[test]
+fn a_document_completed_for_the_strict_schema_reads_back_as_the_plain_one() {
+    let samples = all_samples();
+    for format in ["jsonl", "dstack", "dstack-e2e"] {
+        let strict = schema(format, true);
+        let mut args = vec!["-f", format];
+        args.extend(samples.iter().map(String::as_str));
+        let plain = run(&args).stdout;
+        let mut completed_lines = Vec::new();
+        let mut added = 0;
+        for doc in documents(&plain) {
+            let mut doc = doc;
+            let before = doc.to_string().matches("null").count();
+            let items: Vec<&mut Value> = match &mut doc {
+                Value::Array(a) => a.iter_mut().collect(),
+                one => vec![one],
+            };
+            for el in items {
+                let root = match (format, el.get("input").is_some()) {
+                    (_, true) if el.get("benchmark").is_some() => with_root(&strict, "benchmark_entry"),
+                    (_, true) => with_root(&strict, "metrics_entry"),
+                    ("dstack", false) if el.get("metrics").is_none() => with_root(&strict, "metrics"),
+                    _ => strict.clone(),
+                };
+                complete(&root, &root, el);
+            }
+            added += doc.to_string().matches("null").count() - before;
+            completed_lines.push(doc.to_string());
+        }
+        if format == "jsonl" {
+            assert!(added > 1000, "{format}: {added} keys completed");
+        }
+        let completed = completed_lines.join("\n") + "\n";
+        let check = |text: &[u8]| {
+            let mut cmd = bin();
+            cmd.args(["check", "-", "-f", "json"]);
+            common::output_with_stdin(&mut cmd, text)
+        };
+        let (a, b) = (check(&plain), check(completed.as_bytes()));
+        assert_eq!(a.status.code(), b.status.code(), "{format}: {}", String::from_utf8_lossy(&b.stderr));
+        assert!(matches!(a.status.code(), Some(0 | 1 | 3)), "{format}: {}", String::from_utf8_lossy(&a.stderr));
+        assert!(!a.stdout.is_empty());
+        assert!(a.stdout == b.stdout, "{format}: the completed document reads otherwise");
     }
 }
 

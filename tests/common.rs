@@ -193,3 +193,44 @@ pub const FAKE_VLLM: &[&str] = &[
     "--max-concurrency",
     "4",
 ];
+
+/// A vLLM log as vLLM's default `--percentile-metrics ttft,tpot,itl` prints it: `text` without
+/// its argument dump (`Namespace(...)`) and without the rows of its End-to-end Latency section.
+pub fn plain_vllm_log(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_e2e = false;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with('-') {
+            in_e2e = line.contains("End-to-end Latency");
+        }
+        if line.starts_with('=') {
+            in_e2e = false;
+        }
+        if !in_e2e && !line.starts_with("Namespace(") {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The seed's mistake: each `{stat} TPOT (ms):` row of a vLLM block holds the value of its
+/// `{stat} ITL (ms):` row. Panics when the block has no such pair (a test's input, not data).
+pub fn itl_in_tpot_rows(text: &str) -> String {
+    let value = |label: &str| -> Option<String> {
+        text.lines().find_map(|l| l.strip_prefix(label)).map(|v| v.trim().to_string())
+    };
+    let mut out = String::new();
+    let mut copied = 0;
+    for line in text.split_inclusive('\n') {
+        let stat = line.split(' ').next().unwrap_or_default();
+        match (line.contains(" TPOT (ms):"), value(&format!("{stat} ITL (ms):"))) {
+            (true, Some(itl)) => {
+                out.push_str(&format!("{:<40} {:<10}\n", format!("{stat} TPOT (ms):"), itl));
+                copied += 1;
+            }
+            _ => out.push_str(line),
+        }
+    }
+    assert!(copied >= 2, "no TPOT rows with ITL rows beside them");
+    out
+}

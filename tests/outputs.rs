@@ -222,16 +222,20 @@ fn dstack_writes_no_object_for_a_rejected_run() {
     let o = run(&["-f", "dstack", rejected]);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stdout.is_empty());
-    // Several runs: an array of those that can be written, the others said on stderr.
+    // Several runs: an entry for each of those that can be written, saying which run it is; the
+    // others said on stderr.
     let o = run(&["-f", "dstack", &sample("captured/vllm-s4.stdout.txt"), rejected]);
     let _ = std::fs::remove_file(&path);
     assert_eq!(o.status.code(), Some(1));
     let all: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let per_user: Vec<f64> =
-        all.as_array().unwrap().iter().map(|m| m["per_user_tok_per_s"].as_f64().unwrap()).collect();
-    let out: Vec<f64> = all.as_array().unwrap().iter().map(|m| m["output_tok_per_s"].as_f64().unwrap()).collect();
+    let entries = all.as_array().unwrap();
+    assert!(entries.iter().all(|e| e["input"] == sample("captured/vllm-s4.stdout.txt")), "{all}");
+    let per_user: Vec<f64> = entries.iter().map(|e| e["metrics"]["per_user_tok_per_s"].as_f64().unwrap()).collect();
+    let out: Vec<f64> = entries.iter().map(|e| e["metrics"]["output_tok_per_s"].as_f64().unwrap()).collect();
+    let load: Vec<f64> = entries.iter().map(|e| e["load"]["max_concurrency"].as_f64().unwrap()).collect();
     assert_eq!(per_user.len(), 4);
-    for ((p, o), c) in per_user.iter().zip(&out).zip([1.0, 2.0, 4.0, 8.0]) {
+    assert_eq!(load, [1.0, 2.0, 4.0, 8.0]);
+    for ((p, o), c) in per_user.iter().zip(&out).zip(load) {
         assert!(close(*p, o / c, 1e-5), "{p} {o} {c}");
     }
 }

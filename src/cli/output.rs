@@ -179,7 +179,7 @@ impl<W: Write> Output<W> {
                     let fit: Vec<&Run> = runs.iter().filter(|r| self.fit_to_store(r, "dstack")).collect();
                     for run in fit {
                         match emit::dstack(run) {
-                            Ok(v) => all.push(v),
+                            Ok(v) => all.push((run, v)),
                             Err(u) => {
                                 let e = unwritable(run, "dstack's benchmark metrics", &u);
                                 report_error(self.error_format, &e);
@@ -187,8 +187,7 @@ impl<W: Write> Output<W> {
                             }
                         }
                     }
-                    if !all.is_empty() {
-                        let value = if runs.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
+                    if let Some(value) = emit::dstack_document(runs.len(), all) {
                         serde_json::to_writer_pretty(&mut self.out, &value)?;
                         self.out.write_all(b"\n")?;
                     }
@@ -200,10 +199,9 @@ impl<W: Write> Output<W> {
                         for w in warnings {
                             report_warning(self.error_format, run, &format!("dstack-e2e: {w}"));
                         }
-                        all.push(metrics);
+                        all.push((run, metrics));
                     }
-                    if !all.is_empty() {
-                        let value = if runs.len() == 1 { all.remove(0) } else { serde_json::Value::Array(all) };
+                    if let Some(value) = emit::dstack_document(runs.len(), all) {
                         serde_json::to_writer_pretty(&mut self.out, &value)?;
                         self.out.write_all(b"\n")?;
                     }

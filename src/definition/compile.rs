@@ -243,6 +243,20 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
     if let (false, Some(w)) = (r.arg, &r.when_arg) {
         return Err(cx.err_at(w.span().start, "context.when_arg", "`when_arg` needs `arg = true`".into()));
     }
+    let pattern = match &r.pattern {
+        None => None,
+        Some(p) if what != "context" || r.arg => {
+            return Err(cx.err_at(
+                p.span().start,
+                &format!("{what}.pattern"),
+                "`pattern` is for [[context]] entries that are lines, not arguments".into(),
+            ));
+        }
+        Some(p) => Some(
+            crate::definition::ContextPattern::compile(p.get_ref())
+                .map_err(|m| cx.err_at(p.span().start, "context.pattern", m))?,
+        ),
+    };
     let label_text = |l: &str| if r.arg { arg_label(l) } else { l.to_string() };
     let mut labels = Vec::new();
     for l in std::iter::once(&r.label).chain(r.aliases.iter()) {
@@ -299,6 +313,7 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
             let [name, value] = w.get_ref().clone();
             (arg_label(&name), value)
         }),
+        pattern,
     })
 }
 
@@ -346,6 +361,7 @@ fn keys(cx: &Source, raw: &[RawKey]) -> Result<Vec<RowSpec>, Error> {
             total_field: None,
             arg: false,
             when_arg: None,
+            pattern: None,
         })
         .collect();
     let mut keys = rows_of(cx, &as_rows, "key")?;

@@ -32,12 +32,14 @@ mod file;
 mod fold;
 #[cfg(feature = "cli")]
 mod listing;
+mod pattern;
 mod raw;
 
 pub use compile::parse;
 pub use fold::FoldSpec;
 #[cfg(feature = "cli")]
 pub use listing::listing;
+pub use pattern::ContextPattern;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_parsers.rs"));
 
@@ -534,6 +536,8 @@ pub struct RowSpec {
     /// `[[context]]` of an argument dump: the figure is read only when another argument of the
     /// same dump has this value (`random_input_len` only when `dataset_name` is `random`).
     pub when_arg: Option<(String, String)>,
+    /// `[[context]]` of a line in prose: found by this anywhere in a line (see [`ContextPattern`]).
+    pub pattern: Option<ContextPattern>,
 }
 
 impl RowSpec {

@@ -261,6 +261,10 @@ pub struct RawRow {
     pub arg: bool,
     /// With `arg`: read only when the dump's argument `[0]` is `[1]`.
     pub when_arg: Option<Spanned<[String; 2]>>,
+    /// `[[context]]` only: a regex found anywhere in a line (a log line in prose, `Sampling
+    /// input_len from [1024, 1024] ...`); its named group `value`, or `lo` and `hi` when equal,
+    /// is the figure. `label` is then the row's name, not text of the line.
+    pub pattern: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Clone)]

@@ -7,7 +7,7 @@
 //! the same definitions. Sound by construction: a line without any of the needles of a pattern
 //! cannot match it, so skipping it loses nothing.
 
-use crate::definition::{ARGS_DUMP, Definition, Definitions};
+use crate::definition::{ARGS_DUMP, ContextPattern, Definition, Definitions};
 use crate::lex::normalize_label;
 
 impl Definitions {
@@ -31,8 +31,11 @@ pub struct Literals {
     /// Each text definition's banner needles, in the order of the text definitions: its banner
     /// pattern is only tried on a line that has one of them.
     pub banner: Vec<Needles>,
-    /// Every text definition's `[[context]]` labels, normalized.
+    /// Every text definition's `[[context]]` labels, normalized (of a line `label: value`, or
+    /// an argument of a dump).
     pub context_labels: Vec<String>,
+    /// The `[[context]]` lines in prose, found by a pattern: each one's label and pattern.
+    pub context_patterns: Vec<(String, ContextPattern)>,
     /// Each text definition's `[args] requires` that has `[[context]]` arguments: a dump is
     /// read when it names every argument of one of these lists.
     pub args_requires: Vec<Vec<String>>,
@@ -42,6 +45,13 @@ pub struct Literals {
     /// The arguments of a dump that are context labels: each argument's name and its label
     /// (`args.NAME:`), once each.
     pub context_args: Vec<(String, String)>,
+}
+
+impl Literals {
+    /// The context lines in prose `text` holds: each pattern's label and the text it matched.
+    pub fn prose_context<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (String, String)> + 'a {
+        self.context_patterns.iter().filter_map(|(l, p)| p.find(text).map(|m| (l.clone(), m.to_string())))
+    }
 }
 
 /// The argument names among the context labels (`args.NAME:`), each once, with its label.
@@ -97,8 +107,17 @@ impl ContextLabels {
 impl Literals {
     fn of(defs: &Definitions) -> Literals {
         let text_defs: Vec<&Definition> = defs.iter().filter(|d| d.block.is_some()).collect();
-        let context_labels: Vec<String> =
-            text_defs.iter().flat_map(|d| &d.context).map(|spec| normalize_label(&spec.label)).collect();
+        let context_labels: Vec<String> = text_defs
+            .iter()
+            .flat_map(|d| &d.context)
+            .filter(|spec| spec.pattern.is_none())
+            .map(|spec| normalize_label(&spec.label))
+            .collect();
+        let context_patterns: Vec<(String, ContextPattern)> = text_defs
+            .iter()
+            .flat_map(|d| &d.context)
+            .filter_map(|spec| spec.pattern.clone().map(|p| (normalize_label(&spec.label), p)))
+            .collect();
         let banner: Vec<Needles> =
             text_defs.iter().map(|d| Needles::of(d.block.as_ref().expect("text definition").banner.as_str())).collect();
         let mut others: Vec<Needles> = text_defs
@@ -112,6 +131,7 @@ impl Literals {
         others.extend(
             context_labels.iter().filter(|l| !l.starts_with("args.")).map(|l| Needles::exact(l.trim_end_matches(':'))),
         );
+        others.extend(context_patterns.iter().map(|(_, p)| Needles::of(p.as_str())));
         let args_requires: Vec<Vec<String>> = text_defs
             .iter()
             .filter(|d| d.context.iter().any(|c| c.label.starts_with("args.")))
@@ -128,6 +148,7 @@ impl Literals {
             context_in_line: ContextLabels::of(&context_labels),
             context_args: context_args(&context_labels),
             context_labels,
+            context_patterns,
             args_requires,
         }
     }

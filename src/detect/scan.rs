@@ -530,6 +530,9 @@ impl<'d> Scanner<'d> {
             self.note_args(line);
             return;
         }
+        for (label, value) in self.literals.prose_context(&line.text) {
+            self.context.insert(label.clone(), ContextLine { line: line.number, label, value });
+        }
         if self.literals.context_labels.is_empty() || !line.text.contains(':') {
             return;
         }

@@ -74,7 +74,7 @@ fn runs_of_docs(
         } else {
             doc.elements
         };
-        for doc in parts {
+        for doc in parts.into_iter().map(entry_inner) {
             index += 1;
             let unknown = matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
             known += usize::from(!unknown);
@@ -196,6 +196,19 @@ fn read_documents<'t>(
     (out, text_lines)
 }
 
+/// An entry of `-f dstack`'s list for several runs ([`crate::dstack_model::entry_object`]) is
+/// read as the object it holds; any other document as it is.
+fn entry_inner(doc: Doc<'_>) -> Doc<'_> {
+    let inner = crate::dstack_model::entry_object(doc.fields.iter().map(|(k, v)| (k.as_str(), v)));
+    match inner {
+        Some((_, serde_json::Value::Object(m))) if doc.arrays.is_empty() && doc.elements.is_empty() => {
+            let fields = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() }
+        }
+        _ => doc,
+    }
+}
+
 fn json_looked_for(defs: &Definitions) -> String {
     let mut v: Vec<String> = defs.iter().filter(|d| d.is_json()).map(|d| d.id.clone()).collect();
     v.insert(0, "a canonical report".into());
@@ -220,14 +233,16 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
     }
     match detect::classify_doc(doc, opts.definitions) {
         DocKind::CanonicalReport | DocKind::CanonicalRun => {
-            let value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+            let mut value = serde_json::Value::Object(doc.fields.iter().cloned().collect());
+            // Absent and null mean the same (docs/agents.md): a document written to the strict
+            // schema, every key present, is read as the plain one.
+            drop_null_keys(&mut value);
             let shape = check::canonical_shape(&value);
             if !shape.is_empty() {
                 return Err(shape_errors(shape));
             }
             // The stated checks are recomputed, never read: their ids need not be this version's
             // (a report written by a later one names rules this one does not have).
-            let mut value = value;
             drop_stated_checks(&mut value);
             // The walk above is the contract; serde's reading stays behind it (one error).
             let runs: Vec<Run> = if doc.get("runs").is_some() {
@@ -366,6 +381,19 @@ fn run_of_doc(
     let claims = if definition.format == Format::Report { Claims::Report } else { Claims::None };
     close(&mut run, &opts.policy, claims);
     Ok(run)
+}
+
+/// Every key of an object (at any depth) whose value is `null`, left out: what the strict
+/// schema's completion added. (Elements of lists are kept: a `null` there holds a place.)
+fn drop_null_keys(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_null_keys);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_keys),
+        _ => {}
+    }
 }
 
 /// A canonical report's (or run's) `checks`, taken out before it is read: the rules run again.

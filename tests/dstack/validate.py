@@ -7,8 +7,9 @@ Run by tests/dstack/run.sh (which builds the venv with dstack installed, outside
 For every input under SAMPLES_DIR/*/ (truth files, manifests and READMEs aside), the executable is
 run with `--format dstack`:
 
-* exit 0 or 1: stdout must be one object per accepted run (an array for several; a run rejected
-  by a rule, exit 1, is not written) that dstack's model accepts: `PresetBenchmark` when it
+* exit 0 or 1: stdout must be one object per accepted run (a run rejected by a rule, exit 1, is
+  not written; for several runs a list of entries `{input, block, first_line, load, benchmark |
+  metrics}`, each naming its run, whose object is checked) that dstack's model accepts: `PresetBenchmark` when it
   is the whole `benchmark` object, else `PresetBenchmarkMetrics`. A metrics object is then put in
   a `PresetBenchmark` with the workload the run's own report states (num_requests, concurrency),
   so that dstack's cross-field rules (no failed request, successful == num_requests) are applied
@@ -46,6 +47,9 @@ from dstack._internal.core.models.presets import PresetBenchmark, PresetBenchmar
 # tests/samples.py: the sample inputs, listed as every validator lists them.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from samples import samples  # noqa: E402
+
+# An entry of the list written for several runs, besides its object (src/dstack_model.rs).
+ENTRY_KEYS = ("input", "block", "first_line", "load")
 
 HOW = ("--percentile-metrics", "--output-details", "--max-concurrency", "bench-normalize run", "run the client",
        "result file", "run it again")
@@ -89,7 +93,19 @@ def check_one(exe, path):
         doc = json.loads(p.stdout)
     except ValueError as e:
         return "fail", f"stdout is not JSON ({e}): {p.stdout[:200]}"
-    objs = doc if isinstance(doc, list) else [doc]
+    # Several runs: entries, each naming its run; one run: its object alone.
+    entries = doc if isinstance(doc, list) else [None]
+    objs = []
+    for i, e in enumerate(entries):
+        if e is None:
+            objs.append(doc)
+            continue
+        inner = [k for k in ("benchmark", "metrics") if k in e]
+        if set(e) != set(ENTRY_KEYS) | set(inner) or len(inner) != 1:
+            return "fail", f"entry {i}: not {{{', '.join(ENTRY_KEYS)}, benchmark | metrics}}: {sorted(e)}"
+        if e["input"] != path or not isinstance(e["block"], int):
+            return "fail", f"entry {i}: names input {e['input']!r}, block {e['block']!r}"
+        objs.append(e[inner[0]])
     runs = None
     for i, obj in enumerate(objs):
         try:
@@ -104,9 +120,12 @@ def check_one(exe, path):
             return "fail", f"object {i}: output_tok_per_s is not total_output_tokens / duration_seconds"
         if runs is None:
             runs = report_runs(exe, path)
-        # The run this object came from: written in input order, so the i-th when every run was
-        # written; otherwise the one with its totals.
-        if len(runs) == len(objs):
+        # The run this object came from: the block its entry names; one run alone is the first.
+        if entries[i] is not None:
+            match = [r for r in runs if r.get("source", {}).get("block") == entries[i]["block"]]
+            if match and (match[0]["workload"].get("max_concurrency") != entries[i]["load"]["max_concurrency"]):
+                return "fail", f"entry {i}: its load is not its run's: {entries[i]['load']}"
+        elif len(runs) == len(objs):
             match = [runs[i]]
         else:
             match = [r for r in runs if r.get("totals", {}).get("output_tokens") == obj["total_output_tokens"]

@@ -80,7 +80,10 @@ def test_canonical_json_is_the_clis_byte_for_byte(name, monkeypatch):
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "llmd-br", "dstack", "dstack-e2e", "table"])
-@pytest.mark.parametrize("name", ["captured/vllm-s2.stdout.txt", "versions/sglang0.5.5.post1-oai-s2.result.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    ["captured/vllm-s2.stdout.txt", "versions/sglang0.5.5.post1-oai-s2.result.jsonl", "captured/vllm-s4.stdout.txt"],
+)
 def test_formats_are_the_clis(name, fmt, monkeypatch):
     monkeypatch.chdir(SAMPLES)
     out = cli(name, "--format", fmt)
@@ -94,6 +97,10 @@ def test_formats_are_the_clis(name, fmt, monkeypatch):
     # From the runs' dicts: the same, for the formats that need only what the JSON holds.
     if fmt not in ("dstack", "dstack-e2e"):
         assert bn.to_format(bn.normalize(pathlib.Path(name)), fmt).encode() == out.stdout
+    elif name.endswith("vllm-s4.stdout.txt"):
+        # A sweep: one entry per step, each naming its block and load.
+        entries = json.loads(out.stdout)
+        assert [(e["block"], e["load"]["max_concurrency"]) for e in entries] == [(1, 1), (2, 2), (3, 4), (4, 8)]
 
 
 def test_explain_is_the_clis(monkeypatch):

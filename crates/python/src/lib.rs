@@ -13,7 +13,7 @@ use bench_normalize::emit;
 use bench_normalize::report::Verdict;
 use bench_normalize::{Collect, Error, ExitCode, Options, Report, Run};
 use pyo3::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// What a call gives Python: the answer's JSON text, diagnostics that did not stop it (JSON
 /// texts), and the diagnostic that did.
@@ -203,7 +203,7 @@ fn write_runs(runs: &[Run], format: &str) -> Result<(String, Vec<String>), Strin
             for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
                 if format == "dstack" {
                     match emit::dstack(run) {
-                        Ok(v) => all.push(v),
+                        Ok(v) => all.push((run, v)),
                         Err(u) => {
                             let at = run
                                 .source
@@ -223,11 +223,10 @@ fn write_runs(runs: &[Run], format: &str) -> Result<(String, Vec<String>), Strin
                 } else {
                     let (metrics, warnings) = emit::dstack_e2e_metrics(run);
                     notes.extend(warnings.into_iter().map(|w| warn(run, format!("dstack-e2e: {w}"))));
-                    all.push(metrics);
+                    all.push((run, metrics));
                 }
             }
-            if !all.is_empty() {
-                let value = if runs.len() == 1 { all.remove(0) } else { Value::Array(all) };
+            if let Some(value) = emit::dstack_document(runs.len(), all) {
                 serde_json::to_writer_pretty(&mut out, &value).map_err(|e| io(e.into()))?;
                 out.push(b'\n');
             }

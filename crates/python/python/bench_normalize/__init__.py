@@ -147,7 +147,10 @@ def to_format(runs: Union[Run, Iterable[Run]], fmt: str) -> str:
     own writers: ``json`` is byte for byte what ``bench-normalize FILE`` writes to a pipe.
 
     ``dstack`` raises :class:`BenchNormalizeError` (exit code 5) for a run that lacks a figure
-    dstack requires; ``dstack`` and ``llmd-br`` write accepted runs only, as the CLI does. The runs
+    dstack requires; ``dstack`` and ``llmd-br`` write accepted runs only, as the CLI does. For
+    ``dstack`` and ``dstack-e2e``, one run gives its object alone and several a list of entries
+    ``{input, block, first_line, load, benchmark | metrics}``, decided by the same library
+    function as the CLI's (``emit::dstack_document``). The runs
     are read back from their JSON, as ``bench-normalize check`` reads a report: what the JSON does
     not hold is not there (see :func:`render`).
     """
