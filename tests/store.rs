@@ -1,7 +1,9 @@
 //! `store` and `regress` end to end through the executable, on a real SQLite file
 //! (docs/store.md): the captured samples stored with the figures the run derives (and within 2%
 //! of their truth files' TPOT), refusals, idempotent adds in any order, and the regression
-//! verdict on honest repetitions, a slower run and another tool's run.
+//! verdict on honest repetitions, a slower run and another tool's run. With
+//! `$BENCH_NORMALIZE_TEST_PG` set (a server's URL without database: tests/store/pg.sh), every test
+//! runs on a fresh PostgreSQL database too (made with `createdb`).
 
 mod common;
 
@@ -11,7 +13,26 @@ use std::process::{Command, Output};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn bin(store: &Path) -> Command {
+/// The stores the tests run on: a SQLite file in `dir`, and a new PostgreSQL database when a
+/// server is given.
+fn stores(dir: &Path, name: &str) -> Vec<String> {
+    let mut out = vec![dir.join(format!("{name}.sqlite")).display().to_string()];
+    if let Some(url) = std::env::var("BENCH_NORMALIZE_TEST_PG").ok().filter(|u| !u.is_empty()) {
+        out.push(fresh_database(&url));
+    }
+    out
+}
+
+fn fresh_database(url: &str) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let db = format!("t_{}_{n}", std::process::id());
+    let o = Command::new("createdb").arg(&db).output().expect("createdb (tests/store/pg.sh puts it on PATH)");
+    assert!(o.status.success(), "createdb {db}: {}", String::from_utf8_lossy(&o.stderr));
+    format!("{url}/{db}")
+}
+
+fn bin(store: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_bench-normalize"));
     c.env("NO_COLOR", "1")
         .env("BENCH_NORMALIZE_STORE", store)
@@ -21,7 +42,7 @@ fn bin(store: &Path) -> Command {
     c
 }
 
-fn run(store: &Path, args: &[&str], files: &[PathBuf]) -> Output {
+fn run(store: &str, args: &[&str], files: &[PathBuf]) -> Output {
     bin(store).args(args).args(files).output().unwrap()
 }
 
@@ -35,7 +56,7 @@ fn captured() -> PathBuf {
 
 /// The exported rows, without what differs between two stores holding the same runs (the id and
 /// the time added), sorted.
-fn rows(store: &Path) -> Vec<Value> {
+fn rows(store: &str) -> Vec<Value> {
     let o = run(store, &["store", "export", "--format", "jsonl"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let mut rows: Vec<Value> = text(&o.stdout)
@@ -55,7 +76,13 @@ fn rows(store: &Path) -> Vec<Value> {
 #[test]
 fn captured_samples_are_stored_with_their_derived_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("runs.sqlite");
+    for store in stores(dir.path(), "runs") {
+        captured_samples_in(&store);
+    }
+}
+
+fn captured_samples_in(store: &str) {
+    let store = store.to_string();
     let mut files: Vec<PathBuf> = std::fs::read_dir(captured())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -78,6 +105,7 @@ fn captured_samples_are_stored_with_their_derived_figures() {
     let mut accepted = Vec::new();
     for f in &files {
         let out = bin(&store).args(["-f", "jsonl"]).arg(f).output().unwrap();
+        assert!(out.status.code().is_some());
         for line in text(&out.stdout).lines() {
             let run: Value = serde_json::from_str(line).unwrap();
             if run["verdict"] == "accepted" {
@@ -144,17 +172,9 @@ fn captured_samples_are_stored_with_their_derived_figures() {
 #[test]
 fn a_rejected_run_is_refused_with_its_reason_and_nothing_is_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("runs.sqlite");
-    let rejected = common::samples_dir().join("noisy/tpot-overwritten-with-itl.txt");
-    let o = run(&store, &["store", "add"], std::slice::from_ref(&rejected));
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("not stored: the run is rejected"), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).is_empty());
-    assert!(rows(&store).is_empty());
-    // With an accepted one: that one is stored, the code still says the refusal.
-    let o = run(&store, &["store", "add"], &[rejected, captured().join("vllm-s1.stdout.txt")]);
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(rows(&store).len(), 1);
+    for store in stores(dir.path(), "runs") {
+        refusals_in(&store);
+    }
     // A file that is no store is said (exit 4) and left as it was.
     let not_db = dir.path().join("notes.txt");
     std::fs::write(&not_db, "not a database, and not to be damaged\n".repeat(100)).unwrap();
@@ -166,6 +186,22 @@ fn a_rejected_run_is_refused_with_its_reason_and_nothing_is_stored() {
     let none = dir.path().join("none.sqlite");
     assert_eq!(bin(&none).args(["store", "list"]).output().unwrap().status.code(), Some(3));
     assert!(!none.exists());
+}
+
+fn refusals_in(store: &str) {
+    // A database without the store's tables is no store to read: exit 3.
+    assert_eq!(run(store, &["store", "list"], &[]).status.code(), Some(3));
+    let store = store.to_string();
+    let rejected = common::samples_dir().join("noisy/tpot-overwritten-with-itl.txt");
+    let o = run(&store, &["store", "add"], std::slice::from_ref(&rejected));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("not stored: the run is rejected"), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).is_empty());
+    assert!(rows(&store).is_empty());
+    // With an accepted one: that one is stored, the code still says the refusal.
+    let o = run(&store, &["store", "add"], &[rejected, captured().join("vllm-s1.stdout.txt")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(rows(&store).len(), 1);
 }
 
 /// The files the idempotence property adds, in its orders.
@@ -182,14 +218,19 @@ fn some_files() -> Vec<PathBuf> {
     .collect()
 }
 
-fn reference_rows() -> &'static Vec<Value> {
-    static REF: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+/// The rows of adding [`some_files`] once, on each store kind.
+fn reference_rows() -> &'static Vec<Vec<Value>> {
+    static REF: std::sync::OnceLock<Vec<Vec<Value>>> = std::sync::OnceLock::new();
     REF.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("ref.sqlite");
-        let o = run(&store, &["store", "add", "--label", "k=v"], &some_files());
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-        rows(&store)
+        stores(dir.path(), "ref")
+            .iter()
+            .map(|store| {
+                let o = run(store, &["store", "add", "--label", "k=v"], &some_files());
+                assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+                rows(store)
+            })
+            .collect()
     })
 }
 
@@ -205,7 +246,6 @@ proptest! {
     ) {
         let files = some_files();
         let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("p.sqlite");
         let mut batches: Vec<Vec<PathBuf>> = Vec::new();
         let mut rest: &[usize] = &order;
         for c in cuts.iter().cycle() {
@@ -214,16 +254,18 @@ proptest! {
             batches.push(now.iter().map(|i| files[*i].clone()).collect());
             rest = later;
         }
-        for batch in batches.iter().chain(batches.iter().rev()) {
-            let o = run(&store, &["store", "add", "--label", "k=v"], batch);
-            prop_assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        for (store, reference) in stores(dir.path(), "p").iter().zip(reference_rows()) {
+            for batch in batches.iter().chain(batches.iter().rev()) {
+                let o = run(store, &["store", "add", "--label", "k=v"], batch);
+                prop_assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+            }
+            for batch in &batches {
+                let o = run(store, &["store", "add", "--label", "k=v"], batch);
+                let out = text(&o.stdout);
+                prop_assert!(out.lines().all(|l| l.starts_with("already stored ")), "{}", out);
+            }
+            prop_assert_eq!(&rows(store), reference);
         }
-        for batch in &batches {
-            let o = run(&store, &["store", "add", "--label", "k=v"], batch);
-            let out = text(&o.stdout);
-            prop_assert!(out.lines().all(|l| l.starts_with("already stored ")), "{}", out);
-        }
-        prop_assert_eq!(&rows(&store), reference_rows());
     }
 }
 
@@ -256,7 +298,7 @@ fn scaled(dir: &Path, name: &str, f: f64) -> PathBuf {
     path
 }
 
-fn regress_json(store: &Path, files: &[PathBuf], extra: &[&str]) -> (Option<i32>, Value, String) {
+fn regress_json(store: &str, files: &[PathBuf], extra: &[&str]) -> (Option<i32>, Value, String) {
     let o = bin(store).args(["regress", "--format", "json"]).args(extra).args(files).output().unwrap();
     let v = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     (o.status.code(), v, text(&o.stderr))
@@ -277,18 +319,21 @@ fn status_of(v: &Value, figure: &str) -> String {
 #[test]
 fn regress_tells_a_slower_run_from_the_same_runs_and_another_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("runs.sqlite");
-    let honest: Vec<PathBuf> = [1.0, 0.99, 1.01, 1.005]
-        .iter()
-        .enumerate()
-        .map(|(i, f)| scaled(dir.path(), &format!("h{i}.log"), *f))
-        .collect();
+    for store in stores(dir.path(), "runs") {
+        regress_in(dir.path(), &store);
+    }
+}
+
+fn regress_in(dir: &Path, store: &str) {
+    let store = store.to_string();
+    let honest: Vec<PathBuf> =
+        [1.0, 0.99, 1.01, 1.005].iter().enumerate().map(|(i, f)| scaled(dir, &format!("h{i}.log"), *f)).collect();
     let o = run(&store, &["store", "add", "--label", "branch=main"], &honest);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout).lines().filter(|l| l.starts_with("stored ")).count(), 4);
 
     // 10% slower: a regression of TPOT (threshold only: one new run), exit 8.
-    let slow = scaled(dir.path(), "slow.log", 1.10);
+    let slow = scaled(dir, "slow.log", 1.10);
     let (code, v, err) = regress_json(&store, std::slice::from_ref(&slow), &[]);
     assert_eq!(code, Some(8), "{v}\n{err}");
     assert_eq!(status_of(&v, "tpot_ms"), "regression", "{v}");
@@ -305,7 +350,7 @@ fn regress_tells_a_slower_run_from_the_same_runs_and_another_tools() {
     assert!(md.contains("| TPOT, derived (ms) |") && md.contains("**regression**"), "{md}");
 
     // 10% faster: an improvement, exit 0.
-    let fast = scaled(dir.path(), "fast.log", 0.90);
+    let fast = scaled(dir, "fast.log", 0.90);
     let (code, v, _) = regress_json(&store, &[fast], &[]);
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(status_of(&v, "tpot_ms"), "improvement");
@@ -323,14 +368,14 @@ fn regress_tells_a_slower_run_from_the_same_runs_and_another_tools() {
 
     // Three slower runs against the four honest ones: significant as well as large.
     let slower: Vec<PathBuf> =
-        [1.10, 1.11, 1.09].iter().enumerate().map(|(i, f)| scaled(dir.path(), &format!("s{i}.log"), *f)).collect();
+        [1.10, 1.11, 1.09].iter().enumerate().map(|(i, f)| scaled(dir, &format!("s{i}.log"), *f)).collect();
     let (code, v, _) = regress_json(&store, &slower, &[]);
     assert_eq!(code, Some(8), "{v}");
     assert_eq!(status_of(&v, "tpot_ms"), "regression");
     assert!(v["groups"][0]["figures"][0]["p_value"].as_f64().unwrap() < 0.05, "{v}");
 
     // A 3% change is below the 5% default: unchanged; with --min-change 0.02 it counts.
-    let a_bit = scaled(dir.path(), "bit.log", 1.03);
+    let a_bit = scaled(dir, "bit.log", 1.03);
     let (code, v, _) = regress_json(&store, std::slice::from_ref(&a_bit), &[]);
     assert_eq!((code, status_of(&v, "tpot_ms")), (Some(0), "unchanged".to_string()), "{v}");
     let (code, v, _) = regress_json(&store, &[a_bit], &["--min-change", "0.02"]);

@@ -106,7 +106,8 @@ pub(crate) enum Command {
     /// meaning differs between the two sides is refused or warned, with the reason.
     #[command(after_help = help::EXAMPLES_COMPARE)]
     Compare(CompareArgs),
-    /// Keep accepted runs in a store of history (SQLite): `store add FILES... [--label k=v]`,
+    /// Keep accepted runs in a store of history (SQLite, or PostgreSQL with --store
+    /// postgresql://...): `store add FILES... [--label k=v]`,
     /// `store list`, `store show ID`, `store export`. Each file is read as `bench-normalize`
     /// reads it; only accepted runs are stored (a rejected or unusable run is refused with its
     /// reason, exit 1 or 3); the same block of the same file, workload and labels is stored once.
@@ -230,7 +231,8 @@ pub(crate) struct CompareArgs {
 #[cfg(feature = "store")]
 #[derive(Args, Debug)]
 pub(crate) struct StoreArgs {
-    /// The store: a SQLite file (created when missing). Default: $BENCH_NORMALIZE_STORE, else
+    /// The store: a SQLite file (created when missing), or a PostgreSQL database
+    /// (postgresql://USER@HOST:PORT/DB). Default: $BENCH_NORMALIZE_STORE, else
     /// $XDG_DATA_HOME/bench-normalize/store.sqlite (~/.local/share/bench-normalize/store.sqlite).
     #[arg(long, global = true, value_name = "PATH", env = "BENCH_NORMALIZE_STORE")]
     pub(crate) store: Option<PathBuf>,
@@ -292,7 +294,7 @@ pub(crate) struct RegressArgs {
     /// The new runs: logs, result files or reports.
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
-    /// The store (as for `store`). Default: $BENCH_NORMALIZE_STORE, else
+    /// The store (as for `store`: a file or a postgresql:// URL). Default: $BENCH_NORMALIZE_STORE, else
     /// $XDG_DATA_HOME/bench-normalize/store.sqlite.
     #[arg(long, value_name = "PATH", env = "BENCH_NORMALIZE_STORE")]
     pub(crate) store: Option<PathBuf>,

@@ -73,6 +73,8 @@ EXAMPLES:
   # Where it is: --store PATH, or the variable
   bench-normalize store --store runs.sqlite list
   bench-normalize store list --label commit=abc123 --last 20
+  # A history shared by a team: a PostgreSQL database instead of a file
+  bench-normalize store add run.log --store postgresql://bench@db.internal:5432/bench --label gpu=h100
   bench-normalize store show 12
   # For DuckDB, a notebook, a spreadsheet
   bench-normalize store export --format csv > runs.csv";

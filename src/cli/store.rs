@@ -111,19 +111,19 @@ pub(crate) fn store_command(a: StoreArgs) -> ExitCode {
         StoreAction::Add { files, labels, read } => add(&path, &files, labels.into_iter().collect(), &read),
         StoreAction::List { format, labels, last } => {
             let filter = Filter { labels: labels.into_iter().collect(), last, ..Filter::default() };
-            match Store::open_existing(&path).and_then(|s| s.list(&filter, false)) {
+            match Store::open_existing(&path).and_then(|mut s| s.list(&filter, false)) {
                 Ok(rows) => write_out(&list_text(&rows, format), human, ExitCode::Ok),
                 Err(e) => fail(human, &e),
             }
         }
-        StoreAction::Show { id } => match Store::open_existing(&path).and_then(|s| s.get(id)) {
+        StoreAction::Show { id } => match Store::open_existing(&path).and_then(|mut s| s.get(id)) {
             Ok(row) => {
                 let text = serde_json::to_string_pretty(&row).expect("a stored run serializes") + "\n";
                 write_out(&text, human, ExitCode::Ok)
             }
             Err(e) => fail(human, &e),
         },
-        StoreAction::Export { format } => match Store::open_existing(&path).and_then(|s| s.export()) {
+        StoreAction::Export { format } => match Store::open_existing(&path).and_then(|mut s| s.export()) {
             Ok(rows) => write_out(&export_text(&rows, format), human, ExitCode::Ok),
             Err(e) => fail(human, &e),
         },
@@ -244,7 +244,7 @@ pub(crate) fn regress_command(a: RegressArgs) -> ExitCode {
         Err(code) => return code,
     };
     let (runs, worst) = read_all(&a.files, &opts, &a.read);
-    let store = match Store::open_existing(&path) {
+    let mut store = match Store::open_existing(&path) {
         Ok(s) => s,
         Err(e) => return fail(format, &e).max(worst),
     };
@@ -259,7 +259,7 @@ pub(crate) fn regress_command(a: RegressArgs) -> ExitCode {
         alpha: a.alpha,
     };
     let new: Vec<Run> = runs.into_iter().map(|(r, _)| r).collect();
-    let verdicts = match regress::regress(&store, &new, &settings) {
+    let verdicts = match regress::regress(&mut store, &new, &settings) {
         Ok(v) => v,
         Err(e) => return fail(format, &e).max(worst),
     };

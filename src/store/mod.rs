@@ -1,4 +1,5 @@
-//! A store of accepted runs in SQLite: `bench-normalize store` and `regress` (docs/store.md). A
+//! A store of accepted runs, in SQLite or PostgreSQL: `bench-normalize store` and `regress`
+//! (docs/store.md). A
 //! feature on top of the library (`store`, on by default), outside the data path: runs are read
 //! by the library's ordinary pipeline ([`read_input`]), and only accepted ones are kept.
 //!
@@ -14,7 +15,6 @@ use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -23,11 +23,15 @@ use crate::report::{Run, Severity, StatKey, Status, Verdict};
 use crate::vocabulary::{reported, workload};
 use crate::{Collect, ExitCode, Options};
 
+mod db;
 pub mod regress;
 mod schema;
 pub mod stats;
 
+pub use db::{DbError, is_postgres};
 pub use schema::SCHEMA_VERSION;
+
+use db::{Db, Ty, Val};
 
 /// The variable `--store` defaults to.
 pub const STORE_VAR: &str = "BENCH_NORMALIZE_STORE";
@@ -38,12 +42,13 @@ pub type Labels = BTreeMap<String, String>;
 /// What can go wrong with a store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// SQLite refused (not a database, a locked or read-only file, a full disk).
+    /// The database refused (not a SQLite file, a locked or read-only file, a full disk; a
+    /// PostgreSQL server that cannot be reached or refuses).
     #[error("{path}: store: {source}")]
     Db {
         path: String,
         #[source]
-        source: rusqlite::Error,
+        source: DbError,
     },
     /// The store's folder could not be created.
     #[error("{path}: cannot create the store's folder: {source}")]
@@ -287,33 +292,62 @@ const COLUMNS: &str = "id, added_at, workload_key, source_sha256, block, source_
      parser, variant, format, tpot_ms_mean, per_user_decode_tok_per_s, ttft_ms_mean, ttft_ms_p99, e2e_ms_mean, \
      e2e_ms_p99, output_tok_per_s, semantics, verdict, labels_key";
 
-fn row_of(r: &rusqlite::Row, with_run: bool) -> rusqlite::Result<Stored> {
-    let json = |s: String| serde_json::from_str(&s).unwrap_or(serde_json::Value::Null);
-    Ok(Stored {
-        id: r.get(0)?,
-        added_at: r.get(1)?,
-        workload: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
-        source_sha256: r.get(3)?,
-        block: r.get(4)?,
-        source_input: r.get(5)?,
-        command: r.get(6)?,
-        tool: r.get(7)?,
-        tool_version: r.get(8)?,
-        parser: r.get(9)?,
-        variant: r.get(10)?,
-        format: r.get(11)?,
-        tpot_ms_mean: r.get(12)?,
-        per_user_decode_tok_per_s: r.get(13)?,
-        ttft_ms_mean: r.get(14)?,
-        ttft_ms_p99: r.get(15)?,
-        e2e_ms_mean: r.get(16)?,
-        e2e_ms_p99: r.get(17)?,
-        output_tok_per_s: r.get(18)?,
-        semantics: json(r.get(19)?),
-        verdict: r.get(20)?,
-        labels: serde_json::from_str(&r.get::<_, String>(21)?).unwrap_or_default(),
-        run: if with_run { json(r.get(22)?) } else { serde_json::Value::Null },
-    })
+/// The types of [`COLUMNS`], then `run_json`.
+const TYPES: [Ty; 23] = [
+    Ty::I,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::I,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::F,
+    Ty::F,
+    Ty::F,
+    Ty::F,
+    Ty::F,
+    Ty::F,
+    Ty::F,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+    Ty::T,
+];
+
+fn row_of(row: Vec<Val>) -> Stored {
+    let mut it = row.into_iter();
+    let mut next = || it.next().unwrap_or(Val::T(None));
+    let json = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(serde_json::Value::Null);
+    Stored {
+        id: next().i().unwrap_or_default(),
+        added_at: next().t().unwrap_or_default(),
+        workload: next().t().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default(),
+        source_sha256: next().t().unwrap_or_default(),
+        block: next().i().unwrap_or_default(),
+        source_input: next().t().unwrap_or_default(),
+        command: next().t(),
+        tool: next().t().unwrap_or_default(),
+        tool_version: next().t(),
+        parser: next().t().unwrap_or_default(),
+        variant: next().t(),
+        format: next().t().unwrap_or_default(),
+        tpot_ms_mean: next().f(),
+        per_user_decode_tok_per_s: next().f(),
+        ttft_ms_mean: next().f(),
+        ttft_ms_p99: next().f(),
+        e2e_ms_mean: next().f(),
+        e2e_ms_p99: next().f(),
+        output_tok_per_s: next().f(),
+        semantics: json(next().t()),
+        verdict: next().t().unwrap_or_default(),
+        labels: next().t().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default(),
+        run: json(next().t()),
+    }
 }
 
 /// What became of a run handed to [`Store::add`].
@@ -343,111 +377,143 @@ pub struct Filter {
 // ------------------------------------------------------------------------------------------------
 // The store
 
-/// An open store.
+/// An open store: a SQLite file, or a PostgreSQL database (`postgresql://...`).
 pub struct Store {
-    conn: Connection,
+    db: Db,
+    /// The file, or the URL with its password hidden.
     path: String,
 }
 
 impl Store {
-    /// Open the store at `path`, created (with its folder) when missing; migrations run.
+    /// Open the store at `path` (a file, or a `postgresql://` URL): a file is created (with its
+    /// folder) when missing; migrations run.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let text = path.to_string_lossy();
+        if db::is_postgres(&text) {
+            return Store::connect(Db::postgres(&text), db::redact(&text), true);
+        }
         let name = path.display().to_string();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: name.clone(), source })?;
         }
-        Store::connect(path, name)
+        Store::connect(Db::sqlite(path), name, true)
     }
 
-    /// Open an existing store, for reading (migrations still run).
+    /// Open an existing store, for reading: a missing file, or a database without the store's
+    /// tables, is [`StoreError::Missing`] (nothing is created).
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        let text = path.to_string_lossy();
+        if db::is_postgres(&text) {
+            return Store::connect(Db::postgres(&text), db::redact(&text), false);
+        }
         let name = path.display().to_string();
         if !path.exists() {
             return Err(StoreError::Missing { path: name });
         }
-        Store::connect(path, name)
+        Store::connect(Db::sqlite(path), name, false)
     }
 
-    fn connect(path: &Path, name: String) -> Result<Store, StoreError> {
-        let db = |source| StoreError::Db { path: name.clone(), source };
-        let conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(db)?;
-        conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(db)?;
-        let mut store = Store { conn, path: name };
-        store.migrate()?;
+    fn connect(db: Result<Db, DbError>, path: String, create: bool) -> Result<Store, StoreError> {
+        let db = db.map_err(|source| StoreError::Db { path: path.clone(), source })?;
+        let mut store = Store { db, path };
+        store.migrate(create)?;
         Ok(store)
     }
 
-    fn db(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        move |source| StoreError::Db { path: self.path.clone(), source }
+    fn err(&self) -> impl Fn(DbError) -> StoreError + 'static {
+        let path = self.path.clone();
+        move |source| StoreError::Db { path: path.clone(), source }
+    }
+
+    /// Whether the store is a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        self.db.is_postgres()
     }
 
     /// The schema version of the store (after migrations: [`SCHEMA_VERSION`]).
-    pub fn version(&self) -> Result<i64, StoreError> {
-        self.conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0)).map_err(self.db())
+    pub fn version(&mut self) -> Result<i64, StoreError> {
+        let err = self.err();
+        let rows = self.db.rows("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[], &[Ty::I]).map_err(err)?;
+        Ok(rows.into_iter().next().and_then(|r| r.into_iter().next()).and_then(Val::i).unwrap_or(0))
     }
 
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let db = |source| StoreError::Db { path: path.clone(), source };
-        let tx = self.conn.transaction().map_err(db)?;
-        let has_table: i64 = tx
-            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'", [], |r| {
-                r.get(0)
-            })
-            .map_err(db)?;
-        let found: i64 = if has_table > 0 {
-            tx.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |r| r.get(0)).map_err(db)?
-        } else {
-            0
-        };
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::TooNew { path: path.clone(), found, supported: SCHEMA_VERSION });
+    /// Run `f` in a transaction: committed when it returns `Ok`, rolled back otherwise.
+    fn transaction<T>(&mut self, f: impl FnOnce(&mut Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let err = self.err();
+        self.db.batch("BEGIN").map_err(&err)?;
+        match f(self) {
+            Ok(v) => {
+                self.db.batch("COMMIT").map_err(err)?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.db.batch("ROLLBACK");
+                Err(e)
+            }
         }
-        if found == SCHEMA_VERSION {
-            return Ok(());
-        }
-        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
-            tx.execute_batch(sql).map_err(db)?;
-            tx.execute(
-                "INSERT INTO schema_version (version, applied_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                [i as i64 + 1],
-            )
-            .map_err(db)?;
-        }
-        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};")).map_err(db)?;
-        tx.commit().map_err(db)
+    }
+
+    fn migrate(&mut self, create: bool) -> Result<(), StoreError> {
+        let postgres = self.db.is_postgres();
+        let now = self.db.now_sql();
+        self.transaction(|s| {
+            let err = s.err();
+            if postgres {
+                // One migration at a time when several clients open the store at once.
+                s.db.batch("SELECT pg_advisory_xact_lock(7306117596221653554)").map_err(&err)?;
+            }
+            let exists = if postgres {
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() \
+                 AND table_name = 'schema_version'"
+            } else {
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+            };
+            let count =
+                |rows: Vec<Vec<Val>>| rows.into_iter().next().and_then(|r| r.into_iter().next()).and_then(Val::i);
+            let has_table = count(s.db.rows(exists, &[], &[Ty::I]).map_err(&err)?).unwrap_or(0) > 0;
+            let found = if has_table {
+                count(s.db.rows("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[], &[Ty::I]).map_err(&err)?)
+                    .unwrap_or(0)
+            } else if !create {
+                return Err(StoreError::Missing { path: s.path.clone() });
+            } else {
+                0
+            };
+            if found > SCHEMA_VERSION {
+                return Err(StoreError::TooNew { path: s.path.clone(), found, supported: SCHEMA_VERSION });
+            }
+            for i in (found as usize)..schema::MIGRATIONS.len() {
+                s.db.batch(&schema::migration(i, postgres)).map_err(&err)?;
+                let insert = format!("INSERT INTO schema_version (version, applied_at) VALUES ($1, {now})");
+                s.db.exec(&insert, &[Val::I(Some(i as i64 + 1))]).map_err(&err)?;
+            }
+            if !postgres && found < SCHEMA_VERSION {
+                s.db.batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};")).map_err(&err)?;
+            }
+            Ok(())
+        })
     }
 
     /// Add runs, each with the SHA-256 of its source, all under `labels`, in one transaction:
     /// accepted runs are stored (or found stored), the others refused. On an error nothing is
     /// written.
     pub fn add(&mut self, runs: &[(&Run, &str)], labels: &Labels) -> Result<Vec<Added>, StoreError> {
-        let path = self.path.clone();
-        let db = |source| StoreError::Db { path: path.clone(), source };
         let labels_key = serde_json::to_string(labels).expect("labels serialize");
-        let tx = self.conn.transaction().map_err(db)?;
-        let mut out = Vec::with_capacity(runs.len());
-        {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO runs (added_at, workload_key, labels_key, source_sha256, block, source_input, command, \
-                     tool, tool_version, parser, variant, format, model, dataset, input_len, output_len, \
-                     max_concurrency, request_rate, tpot_ms_mean, per_user_decode_tok_per_s, ttft_ms_mean, \
-                     ttft_ms_p99, e2e_ms_mean, e2e_ms_p99, output_tok_per_s, semantics, verdict, run_json) \
-                     VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, 'accepted', ?26) \
-                     ON CONFLICT (workload_key, labels_key, source_sha256, block) DO NOTHING",
-                )
-                .map_err(db)?;
-            let mut find = tx
-                .prepare_cached(
-                    "SELECT id FROM runs WHERE workload_key = ?1 AND labels_key = ?2 AND source_sha256 = ?3 \
-                     AND block = ?4",
-                )
-                .map_err(db)?;
-            let mut label =
-                tx.prepare_cached("INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)").map_err(db)?;
+        let insert = format!(
+            "INSERT INTO runs (added_at, workload_key, labels_key, source_sha256, block, source_input, command, \
+             tool, tool_version, parser, variant, format, model, dataset, input_len, output_len, max_concurrency, \
+             request_rate, tpot_ms_mean, per_user_decode_tok_per_s, ttft_ms_mean, ttft_ms_p99, e2e_ms_mean, \
+             e2e_ms_p99, output_tok_per_s, semantics, verdict, run_json) \
+             VALUES ({}, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+             $21, $22, $23, $24, $25, 'accepted', $26) \
+             ON CONFLICT (workload_key, labels_key, source_sha256, block) DO NOTHING RETURNING id",
+            self.db.now_sql()
+        );
+        let find = "SELECT id FROM runs WHERE workload_key = $1 AND labels_key = $2 AND source_sha256 = $3 \
+                    AND block = $4";
+        self.transaction(|s| {
+            let err = s.err();
+            let mut out = Vec::with_capacity(runs.len());
             for (run, sha) in runs {
                 if run.verdict != Verdict::Accepted {
                     out.push(Added::Refused(refusal(run)));
@@ -456,101 +522,101 @@ impl Store {
                 let w = WorkloadKey::of(run);
                 let wk = w.text();
                 let block = run.source.block as i64;
-                let as_i64 = |v: Option<u64>| v.map(|x| x as i64);
-                let n = insert
-                    .execute(params![
-                        wk,
-                        labels_key,
-                        sha,
-                        block,
-                        run.source.input,
-                        command(run),
-                        run.source.tool,
-                        tool_version(run),
-                        run.source.parser,
-                        run.source.variant,
-                        run.source.format.as_str(),
-                        w.model,
-                        w.dataset,
-                        as_i64(w.input_len),
-                        as_i64(w.output_len),
-                        as_i64(w.max_concurrency),
-                        w.request_rate,
-                        Fig::Tpot.value(run),
-                        Fig::PerUser.value(run),
-                        ttft_mean(run),
-                        Fig::TtftP99.value(run),
-                        Fig::E2eMean.value(run),
-                        e2e_p99(run),
-                        Fig::OutputThroughput.value(run),
-                        serde_json::to_string(&run.source.semantics).expect("semantics serialize"),
-                        serde_json::to_string(run).expect("a run serializes"),
-                    ])
-                    .map_err(db)?;
-                if n == 1 {
-                    let id = tx.last_insert_rowid();
+                let t = |v: Option<String>| Val::T(v);
+                let u = |v: Option<u64>| Val::I(v.map(|x| x as i64));
+                let key =
+                    [t(Some(wk.clone())), t(Some(labels_key.clone())), t(Some(sha.to_string())), Val::I(Some(block))];
+                let mut args = key.to_vec();
+                args.extend([
+                    t(Some(run.source.input.clone())),
+                    t(command(run)),
+                    t(Some(run.source.tool.clone())),
+                    t(tool_version(run)),
+                    t(Some(run.source.parser.clone())),
+                    t(run.source.variant.clone()),
+                    t(Some(run.source.format.as_str().to_string())),
+                    t(w.model.clone()),
+                    t(w.dataset.clone()),
+                    u(w.input_len),
+                    u(w.output_len),
+                    u(w.max_concurrency),
+                    Val::F(w.request_rate),
+                    Val::F(Fig::Tpot.value(run)),
+                    Val::F(Fig::PerUser.value(run)),
+                    Val::F(ttft_mean(run)),
+                    Val::F(Fig::TtftP99.value(run)),
+                    Val::F(Fig::E2eMean.value(run)),
+                    Val::F(e2e_p99(run)),
+                    Val::F(Fig::OutputThroughput.value(run)),
+                    t(Some(serde_json::to_string(&run.source.semantics).expect("semantics serialize"))),
+                    t(Some(serde_json::to_string(run).expect("a run serializes"))),
+                ]);
+                let inserted = s.db.rows(&insert, &args, &[Ty::I]).map_err(&err)?;
+                if let Some(id) = inserted.into_iter().next().and_then(|r| r.into_iter().next()).and_then(Val::i) {
                     for (k, v) in labels {
-                        label.execute(params![id, k, v]).map_err(db)?;
+                        s.db.exec(
+                            "INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)",
+                            &[Val::I(Some(id)), t(Some(k.clone())), t(Some(v.clone()))],
+                        )
+                        .map_err(&err)?;
                     }
                     out.push(Added::Stored(id));
                 } else {
-                    let id: i64 = find.query_row(params![wk, labels_key, sha, block], |r| r.get(0)).map_err(db)?;
+                    let found = s.db.rows(find, &key, &[Ty::I]).map_err(&err)?;
+                    let id = found.into_iter().next().and_then(|r| r.into_iter().next()).and_then(Val::i).unwrap_or(0);
                     out.push(Added::Already(id));
                 }
             }
-        }
-        tx.commit().map_err(db)?;
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// The stored runs that pass `filter`, latest first (with their run JSON when `with_run`).
-    pub fn list(&self, filter: &Filter, with_run: bool) -> Result<Vec<Stored>, StoreError> {
+    pub fn list(&mut self, filter: &Filter, with_run: bool) -> Result<Vec<Stored>, StoreError> {
         let mut sql = format!(
             "SELECT {COLUMNS}{} FROM runs WHERE verdict = 'accepted'",
             if with_run { ", run_json" } else { "" }
         );
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        let mut args: Vec<Val> = Vec::new();
+        let mut arg = |sql: &mut String, text: &str, v: Val| {
+            args.push(v);
+            sql.push_str(&text.replace("$?", &format!("${}", args.len())));
+        };
         if let Some(w) = &filter.workload {
-            sql.push_str(" AND workload_key = ?");
-            args.push(w.text().into());
+            arg(&mut sql, " AND workload_key = $?", Val::T(Some(w.text())));
         }
         if let Some(t) = &filter.tool {
-            sql.push_str(" AND tool = ?");
-            args.push(t.clone().into());
+            arg(&mut sql, " AND tool = $?", Val::T(Some(t.clone())));
         }
         for (k, v) in &filter.labels {
-            sql.push_str(
-                " AND EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = runs.id AND l.key = ? AND l.value = ?)",
+            arg(
+                &mut sql,
+                " AND EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = runs.id AND l.key = $?",
+                Val::T(Some(k.clone())),
             );
-            args.push(k.clone().into());
-            args.push(v.clone().into());
+            arg(&mut sql, " AND l.value = $?)", Val::T(Some(v.clone())));
         }
         sql.push_str(" ORDER BY added_at DESC, id DESC");
         if let Some(n) = filter.last {
-            sql.push_str(" LIMIT ?");
-            args.push((n as i64).into());
+            arg(&mut sql, " LIMIT $?", Val::I(Some(n as i64)));
         }
-        let mut stmt = self.conn.prepare(&sql).map_err(self.db())?;
-        let rows = stmt.query_map(params_from_iter(args), |r| row_of(r, with_run)).map_err(self.db())?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(self.db())
+        let types = if with_run { &TYPES[..] } else { &TYPES[..22] };
+        let rows = self.db.rows(&sql, &args, types).map_err(self.err())?;
+        Ok(rows.into_iter().map(row_of).collect())
     }
 
     /// One stored run, with its run JSON.
-    pub fn get(&self, id: i64) -> Result<Stored, StoreError> {
-        let sql = format!("SELECT {COLUMNS}, run_json FROM runs WHERE id = ?1");
-        self.conn
-            .query_row(&sql, [id], |r| row_of(r, true))
-            .optional()
-            .map_err(self.db())?
-            .ok_or(StoreError::NotFound(id))
+    pub fn get(&mut self, id: i64) -> Result<Stored, StoreError> {
+        let sql = format!("SELECT {COLUMNS}, run_json FROM runs WHERE id = $1");
+        let rows = self.db.rows(&sql, &[Val::I(Some(id))], &TYPES).map_err(self.err())?;
+        rows.into_iter().next().map(row_of).ok_or(StoreError::NotFound(id))
     }
 
     /// Every stored run, oldest first (by id), with its run JSON: what `store export` writes.
-    pub fn export(&self) -> Result<Vec<Stored>, StoreError> {
+    pub fn export(&mut self) -> Result<Vec<Stored>, StoreError> {
         let sql = format!("SELECT {COLUMNS}, run_json FROM runs ORDER BY id");
-        let mut stmt = self.conn.prepare(&sql).map_err(self.db())?;
-        let rows = stmt.query_map([], |r| row_of(r, true)).map_err(self.db())?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(self.db())
+        let rows = self.db.rows(&sql, &[], &TYPES).map_err(self.err())?;
+        Ok(rows.into_iter().map(row_of).collect())
     }
 }
 
@@ -622,16 +688,15 @@ mod tests {
     fn a_new_store_has_the_schema_and_a_newer_one_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/s.sqlite");
-        let store = Store::open(&path).unwrap();
+        let mut store = Store::open(&path).unwrap();
         assert_eq!(store.version().unwrap(), SCHEMA_VERSION);
-        let user_version: i64 = store.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-        assert_eq!(user_version, SCHEMA_VERSION);
+        let one = |s: &mut Store, sql: &str| s.db.rows(sql, &[], &[Ty::I]).unwrap()[0][0].clone().i().unwrap();
+        assert_eq!(one(&mut store, "PRAGMA user_version"), SCHEMA_VERSION);
         // Opened again: no migration run twice.
         drop(store);
-        let store = Store::open(&path).unwrap();
-        let rows: i64 = store.conn.query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0)).unwrap();
-        assert_eq!(rows, 1);
-        store.conn.execute("INSERT INTO schema_version VALUES (?1, 'later')", [SCHEMA_VERSION + 1]).unwrap();
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(one(&mut store, "SELECT count(*) FROM schema_version"), 1);
+        store.db.exec("INSERT INTO schema_version VALUES ($1, 'later')", &[Val::I(Some(SCHEMA_VERSION + 1))]).unwrap();
         drop(store);
         assert!(matches!(Store::open(&path), Err(StoreError::TooNew { found, .. }) if found == SCHEMA_VERSION + 1));
     }
@@ -658,8 +723,8 @@ mod tests {
         assert_eq!(store.add(&[(&runs[0], "aa")], &Labels::new()).unwrap(), vec![Added::Stored(1)]);
         // A trigger fails the second insert of a batch: the first of it is rolled back too.
         store
-            .conn
-            .execute_batch(
+            .db
+            .batch(
                 "CREATE TRIGGER no_bb BEFORE INSERT ON runs WHEN NEW.source_sha256 = 'bb' \
                  BEGIN SELECT RAISE(ABORT, 'refused'); END;",
             )

@@ -237,7 +237,7 @@ fn name(run: &Run, id: Option<i64>) -> RunName {
 }
 
 /// Judge the accepted runs among `new` against the store, one group per workload.
-pub fn regress(store: &Store, new: &[Run], settings: &Settings) -> Result<Verdicts, StoreError> {
+pub fn regress(store: &mut Store, new: &[Run], settings: &Settings) -> Result<Verdicts, StoreError> {
     let mut groups: Vec<(WorkloadKey, Vec<&Run>)> = Vec::new();
     for run in new.iter().filter(|r| r.verdict == Verdict::Accepted) {
         let key = WorkloadKey::of(run);
