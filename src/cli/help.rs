@@ -66,6 +66,7 @@ EXAMPLES:
   # Two models on the same workload
   bench-normalize compare a.json b.json --key concurrency,rate,input,output";
 
+#[cfg(feature = "store")]
 pub(crate) const EXAMPLES_STORE: &str = "\
 EXAMPLES:
   # Store the accepted runs of a log and a result file, labelled with the commit
@@ -79,6 +80,7 @@ EXAMPLES:
   # For DuckDB, a notebook, a spreadsheet
   bench-normalize store export --format csv > runs.csv";
 
+#[cfg(feature = "store")]
 pub(crate) const EXAMPLES_REGRESS: &str = "\
 EXAMPLES:
   # CI: judge tonight's run against the last 10 stored runs of its workload (exit 8: regression)
