@@ -10,6 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use bench_normalize::store::WorkloadKey;
+use bench_normalize::store::regress::{Settings, judge};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -395,4 +397,87 @@ fn regress_in(dir: &Path, store: &str) {
     }
     let reasons = v["groups"][0]["figures"][0]["reasons"].to_string();
     assert!(reasons.contains("another tool"), "{reasons}");
+}
+
+// ------------------------------------------------------------------------------------------------
+// The verdict on simulated runs with known noise (the library's `judge`, no store needed)
+
+/// A small deterministic generator: uniform in [0, 1), and Gaussian by Box-Muller.
+struct Noise(u64);
+
+impl Noise {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64) / ((1u64 << 53) as f64)
+    }
+
+    fn gauss(&mut self) -> f64 {
+        let (u, v) = (self.uniform().max(1e-12), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// `n` runs of vllm-s1 whose derived TPOT is its own times `scale`, with Gaussian noise of
+/// relative size `cv`.
+fn simulated(
+    base: &bench_normalize::Run,
+    n: usize,
+    scale: f64,
+    cv: f64,
+    noise: &mut Noise,
+) -> Vec<bench_normalize::Run> {
+    (0..n)
+        .map(|_| {
+            let mut r = base.clone();
+            let t = r.derived.tpot_ms.mean.unwrap() * scale * (1.0 + cv * noise.gauss());
+            r.derived.tpot_ms.mean = Some(t);
+            r.derived.per_user_decode_tok_per_s = Some(1000.0 / t);
+            r
+        })
+        .collect()
+}
+
+fn tpot_status(base: &bench_normalize::Run, settings: &Settings, slowdown: f64, cv: f64, seed: u64) -> String {
+    let mut noise = Noise(seed);
+    let baseline: Vec<(i64, bench_normalize::Run)> =
+        simulated(base, 5, 1.0, cv, &mut noise).into_iter().enumerate().map(|(i, r)| (i as i64, r)).collect();
+    let new = simulated(base, 5, slowdown, cv, &mut noise);
+    let new: Vec<&bench_normalize::Run> = new.iter().collect();
+    let group = judge(WorkloadKey::of(base), &new, &baseline, settings);
+    serde_json::to_value(group.figures[0].status).unwrap().as_str().unwrap().to_string()
+}
+
+fn vllm_s1() -> bench_normalize::Run {
+    let text = std::fs::read_to_string(captured().join("vllm-s1.stdout.txt")).unwrap();
+    bench_normalize::normalize_str(&text, "vllm-s1.stdout.txt").unwrap().remove(0)
+}
+
+#[test]
+fn identical_configurations_are_no_regression_beyond_the_stated_false_positive_rate() {
+    let base = vllm_s1();
+    // The test alone (no size threshold): Welch's t at 0.05 two-sided calls a regression (one
+    // side) in about 2.5% of identical configurations; allow sampling error up to 5%.
+    let test_only = Settings { min_change: 1e-9, ..Settings::default() };
+    let trials = 400;
+    let false_positives =
+        (0..trials).filter(|i| tpot_status(&base, &test_only, 1.0, 0.02, 1000 + *i) == "regression").count();
+    assert!(false_positives as f64 <= 0.05 * trials as f64, "{false_positives} of {trials}");
+    assert!(false_positives > 0, "the simulation has noise");
+    // With the default 5% size threshold and 2% noise, never.
+    let defaults = Settings::default();
+    assert!((0..trials).all(|i| tpot_status(&base, &defaults, 1.0, 0.02, 5000 + i) != "regression"));
+}
+
+#[test]
+fn a_configured_slowdown_is_reported() {
+    let base = vllm_s1();
+    let defaults = Settings::default();
+    // 10% slower with 2% noise: a regression every time; 10% faster: an improvement.
+    for seed in 0..200 {
+        assert_eq!(tpot_status(&base, &defaults, 1.10, 0.02, seed), "regression", "seed {seed}");
+        assert_eq!(tpot_status(&base, &defaults, 0.90, 0.02, seed), "improvement", "seed {seed}");
+    }
+    // 10% slower but 15% noise on five runs a side: not significant, said as noisy (mostly).
+    let noisy = (0..200).filter(|s| tpot_status(&base, &defaults, 1.10, 0.15, *s) == "noisy").count();
+    assert!(noisy > 50, "{noisy}");
 }
