@@ -10,6 +10,7 @@
 //! | 5 | a run cannot be written in the output format asked for: it lacks a figure the format requires (`--format dstack`: dstack's model), or the consumer's model would reject it; the message names the figure and how to get it |
 //! | 6 | `run`: the benchmark client failed (a non-zero exit, a signal, or it could not be started); what it printed is still reported |
 //! | 7 | `--slo`: an objective of an accepted run was not shown to be met (missed, not available, not comparable); ranks below every other non-zero code |
+//! | 8 | `regress`: a figure of the new runs regressed against the stored baseline (large and significant); ranks above 7, below 1 |
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,7 +18,7 @@ use std::io;
 
 /// Process exit codes (see docs/report.md, "Exit codes"). They are ordered by precedence, not by
 /// number: when several apply, the greatest wins (`max`), and [`ExitCode::ObjectivesMissed`]
-/// ranks below every other non-zero code (6 > 5 > 4 > 3 > 2 > 1 > 7 > 0).
+/// ranks below every other non-zero code (6 > 5 > 4 > 3 > 2 > 1 > 8 > 7 > 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
     Ok = 0,
@@ -34,6 +35,10 @@ pub enum ExitCode {
     /// run does not give the figure, or gives it with another meaning). A run whose figures are
     /// not trusted (rejected, unusable) exits with its own code; its objectives are not judged.
     ObjectivesMissed = 7,
+    /// `regress`: a figure regressed against the stored baseline (docs/store.md). Ranks above
+    /// an objective missed and below every other non-zero code: a rejected new run's figures are
+    /// not judged at all.
+    Regression = 8,
 }
 
 impl ExitCode {
@@ -43,12 +48,13 @@ impl ExitCode {
         match self {
             ExitCode::Ok => 0,
             ExitCode::ObjectivesMissed => 1,
-            ExitCode::Rejected => 2,
-            ExitCode::Usage => 3,
-            ExitCode::NoResult => 4,
-            ExitCode::Io => 5,
-            ExitCode::Unwritable => 6,
-            ExitCode::ClientFailed => 7,
+            ExitCode::Regression => 2,
+            ExitCode::Rejected => 3,
+            ExitCode::Usage => 4,
+            ExitCode::NoResult => 5,
+            ExitCode::Io => 6,
+            ExitCode::Unwritable => 7,
+            ExitCode::ClientFailed => 8,
         }
     }
 }

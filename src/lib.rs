@@ -52,6 +52,8 @@ pub mod output_schema;
 pub mod plot;
 pub mod report;
 mod schema;
+#[cfg(feature = "store")]
+pub mod store;
 pub mod sweep;
 mod validate;
 mod value;

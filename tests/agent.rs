@@ -281,8 +281,21 @@ fn the_strict_schemas_keep_to_the_subset_and_the_loose_ones_do_not() {
     assert_eq!(serde_json::from_slice::<Value>(&run(&["schema"]).stdout).unwrap(), schema("json", false));
 }
 
-const SUBCOMMANDS: &[&str] =
-    &["check", "run", "sweep", "plot", "compare", "schema", "parsers", "mcp", "completions", "man", "skill"];
+const SUBCOMMANDS: &[&str] = &[
+    "check",
+    "run",
+    "sweep",
+    "plot",
+    "compare",
+    "store",
+    "regress",
+    "schema",
+    "parsers",
+    "mcp",
+    "completions",
+    "man",
+    "skill",
+];
 
 /// A path into this repository, which an installed binary does not have: a word that starts
 /// with one of its folders, or names one of its files.

@@ -17,7 +17,7 @@ use crate::validate::Tolerances;
 /// Exit codes: 0 every run accepted, 1 a run rejected, 2 usage error, 3 no result found or input
 /// unreadable as a result, 4 I/O error, 5 a run the output format cannot hold (a figure it
 /// requires is missing; the message says how to get it), 6 the client `run` ran failed, 7 an
-/// objective of --slo not met (only when no other code applies).
+/// objective of --slo not met (only when no other code applies), 8 `regress`: a figure regressed.
 #[derive(Parser, Debug)]
 #[command(
     name = "bench-normalize",
@@ -106,6 +106,25 @@ pub(crate) enum Command {
     /// meaning differs between the two sides is refused or warned, with the reason.
     #[command(after_help = help::EXAMPLES_COMPARE)]
     Compare(CompareArgs),
+    /// Keep accepted runs in a store of history (SQLite, or PostgreSQL with --store
+    /// postgresql://...): `store add FILES... [--label k=v]`,
+    /// `store list`, `store show ID`, `store export`. Each file is read as `bench-normalize`
+    /// reads it; only accepted runs are stored (a rejected or unusable run is refused with its
+    /// reason, exit 1 or 3); the same block of the same file, workload and labels is stored once.
+    /// The store: --store PATH, else $BENCH_NORMALIZE_STORE, else
+    /// $XDG_DATA_HOME/bench-normalize/store.sqlite (~/.local/share/bench-normalize/store.sqlite).
+    #[cfg(feature = "store")]
+    #[command(after_help = help::EXAMPLES_STORE)]
+    Store(StoreArgs),
+    /// Judge new runs against the stored runs of the same workload: per figure (derived TPOT,
+    /// per-user decode rate, TTFT mean and p99, E2E mean, output throughput) regression,
+    /// improvement, unchanged, noisy, or not-comparable (another tool, or figures that mean
+    /// something else). A change counts when it is at least --min-change and significant
+    /// (Welch's t-test with 3+ runs a side, or --test mann-whitney; threshold only below). Exit
+    /// 8: a figure regressed; 3: no baseline, or nothing comparable.
+    #[cfg(feature = "store")]
+    #[command(after_help = help::EXAMPLES_REGRESS)]
+    Regress(RegressArgs),
     /// Print the JSON Schema of the canonical report, or of an output format's documents (one
     /// line's for the formats written a line a run); `--strict`: the variant OpenAI's strict
     /// structured outputs and Claude's `--json-schema` accept (every object closed, every
@@ -206,6 +225,130 @@ pub(crate) struct CompareArgs {
     pub(crate) key: String,
     #[command(flatten)]
     pub(crate) read: ReadArgs,
+}
+
+/// `store`: where the store is, and what to do with it.
+#[cfg(feature = "store")]
+#[derive(Args, Debug)]
+pub(crate) struct StoreArgs {
+    /// The store: a SQLite file (created when missing), or a PostgreSQL database
+    /// (postgresql://USER@HOST:PORT/DB). Default: $BENCH_NORMALIZE_STORE, else
+    /// $XDG_DATA_HOME/bench-normalize/store.sqlite (~/.local/share/bench-normalize/store.sqlite).
+    #[arg(long, global = true, value_name = "PATH", env = "BENCH_NORMALIZE_STORE")]
+    pub(crate) store: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) action: StoreAction,
+}
+
+#[cfg(feature = "store")]
+#[derive(Subcommand, Debug)]
+pub(crate) enum StoreAction {
+    /// Read FILES (logs, result files, reports; `-` for standard input) and store their accepted
+    /// runs, all under the --label given; refuse the others with the reason.
+    Add {
+        /// Benchmark logs, result files or reports.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// A label stored with each run and part of its key (repeatable): commit=abc123,
+        /// image=vllm:0.11, gpu=h100.
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+        labels: Vec<(String, String)>,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// List the stored runs, latest first.
+    List {
+        /// A table for people, or JSON (an array, without each run's report).
+        #[arg(long, short = 'f', value_enum, default_value_t = ListFormat::Table)]
+        format: ListFormat,
+        /// Only runs with this label (repeatable: all of them).
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+        labels: Vec<(String, String)>,
+        /// Only the latest N.
+        #[arg(long, value_name = "N")]
+        last: Option<usize>,
+    },
+    /// One stored run: its columns and its whole canonical run, as JSON.
+    Show {
+        /// The run's id (`store list`).
+        id: i64,
+    },
+    /// Every stored run: JSON Lines (columns and the canonical run) or CSV (the columns).
+    Export {
+        #[arg(long, short = 'f', value_enum, default_value_t = ExportFormat::Jsonl)]
+        format: ExportFormat,
+    },
+}
+
+#[cfg(feature = "store")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ExportFormat {
+    Jsonl,
+    Csv,
+}
+
+/// `regress`: the new runs, the baseline and the decision's settings.
+#[cfg(feature = "store")]
+#[derive(Args, Debug)]
+pub(crate) struct RegressArgs {
+    /// The new runs: logs, result files or reports.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// The store (as for `store`: a file or a postgresql:// URL). Default: $BENCH_NORMALIZE_STORE, else
+    /// $XDG_DATA_HOME/bench-normalize/store.sqlite.
+    #[arg(long, value_name = "PATH", env = "BENCH_NORMALIZE_STORE")]
+    pub(crate) store: Option<PathBuf>,
+    /// The baseline: the latest N accepted stored runs of the same workload.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) baseline_last: u32,
+    /// The baseline: only stored runs with this label (repeatable: all of them), e.g. branch=main.
+    #[arg(long = "baseline-label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub(crate) baseline_labels: Vec<(String, String)>,
+    /// The smallest relative change of a figure's mean that counts.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05, value_parser = parse_fraction)]
+    pub(crate) min_change: f64,
+    /// The test with 3 or more runs a side.
+    #[arg(long, value_enum, default_value_t = TestArg::Welch)]
+    pub(crate) test: TestArg,
+    /// The significance level of the test.
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = parse_fraction)]
+    pub(crate) alpha: f64,
+    /// Markdown (for $GITHUB_STEP_SUMMARY or a pull request) or JSON (for programs).
+    #[arg(long, short = 'f', value_enum, default_value_t = RegressFormat::Markdown)]
+    pub(crate) format: RegressFormat,
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+}
+
+#[cfg(feature = "store")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TestArg {
+    /// Welch's t-test (unequal variances)
+    Welch,
+    /// The Mann-Whitney U rank test
+    MannWhitney,
+}
+
+#[cfg(feature = "store")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RegressFormat {
+    Markdown,
+    Json,
+}
+
+/// `--label KEY=VALUE`.
+#[cfg(feature = "store")]
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    crate::store::parse_label(s)
+}
+
+/// A fraction in (0, 1).
+#[cfg(feature = "store")]
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("{s:?} is no fraction between 0 and 1 (0.05 is 5%)")),
+    }
 }
 
 /// How the commands that read results to summarize them (`sweep`, `plot`, `compare`) read them.

@@ -66,6 +66,30 @@ EXAMPLES:
   # Two models on the same workload
   bench-normalize compare a.json b.json --key concurrency,rate,input,output";
 
+#[cfg(feature = "store")]
+pub(crate) const EXAMPLES_STORE: &str = "\
+EXAMPLES:
+  # Store the accepted runs of a log and a result file, labelled with the commit
+  bench-normalize store add run.log result.json --label commit=abc123 --label gpu=h100
+  # Where it is: --store PATH, or the variable
+  bench-normalize store --store runs.sqlite list
+  bench-normalize store list --label commit=abc123 --last 20
+  # A history shared by a team: a PostgreSQL database instead of a file
+  bench-normalize store add run.log --store postgresql://bench@db.internal:5432/bench --label gpu=h100
+  bench-normalize store show 12
+  # For DuckDB, a notebook, a spreadsheet
+  bench-normalize store export --format csv > runs.csv";
+
+#[cfg(feature = "store")]
+pub(crate) const EXAMPLES_REGRESS: &str = "\
+EXAMPLES:
+  # CI: judge tonight's run against the last 10 stored runs of its workload (exit 8: regression)
+  bench-normalize regress run.log --store runs.sqlite >> \"$GITHUB_STEP_SUMMARY\"
+  # Against the runs labelled branch=main, 3% as the smallest change, as JSON
+  bench-normalize regress new/*.json --baseline-label branch=main --min-change 0.03 --format json
+  # Repetitions on both sides: a rank test instead of Welch's t-test
+  bench-normalize regress rep1.json rep2.json rep3.json --baseline-last 5 --test mann-whitney";
+
 pub(crate) const EXAMPLES_SCHEMA: &str = "\
 EXAMPLES:
   # The canonical report

@@ -14,6 +14,8 @@ mod inputs;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod output;
+#[cfg(feature = "store")]
+mod store;
 mod sweep;
 mod tee;
 
@@ -53,6 +55,10 @@ pub(crate) fn main() -> i32 {
         Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
         #[cfg(feature = "mcp")]
         Some(Command::Mcp { roots, max_bytes }) => return mcp::serve(roots, max_bytes) as i32,
+        #[cfg(feature = "store")]
+        Some(Command::Store(args)) => return store::store_command(args) as i32,
+        #[cfg(feature = "store")]
+        Some(Command::Regress(args)) => return store::regress_command(args) as i32,
         Some(Command::Schema { format, strict }) => return help::schema(format, strict) as i32,
         Some(Command::Parsers { format, parsers }) => return list_parsers(format, parsers) as i32,
         Some(Command::Completions { shell }) => {
@@ -76,7 +82,7 @@ pub(crate) fn main() -> i32 {
 /// The exit code `main` gave, raised to 4 when `--diagnostics-file` could not be written to the
 /// end (4 outranks 0, 7, 1, 2 and 3; 5 and 6 outrank it).
 pub(crate) fn finish(code: i32) -> i32 {
-    if diagnostics::copy_failed() && matches!(code, 0 | 1 | 2 | 3 | 7) { ExitCode::Io as i32 } else { code }
+    if diagnostics::copy_failed() && matches!(code, 0 | 1 | 2 | 3 | 7 | 8) { ExitCode::Io as i32 } else { code }
 }
 
 /// `--diagnostics-file PATH` (or its variable; empty is none): opened through the write guard

@@ -225,7 +225,8 @@ impl Fig {
         matches!(self, Fig::PerUser | Fig::OutputThroughput)
     }
 
-    fn value(self, run: &Run) -> Option<f64> {
+    /// The figure of one run (`None` when the run does not give it).
+    pub fn value(self, run: &Run) -> Option<f64> {
         match self {
             Fig::Tpot => tpot(run),
             Fig::PerUser => per_user(run),
