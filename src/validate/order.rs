@@ -17,34 +17,43 @@
 //! * the mean fixes the sum: `s_0 >= n m - sum_(j >= 1) ub_j` and
 //!   `s_(n-1) <= n m - sum_(j < n-1) lb_j`, and a mean with `n m` outside
 //!   `[sum lb_j, sum ub_j]` is one no sample allows.
+//!
+//! The bounds are kept as the constraints that set them (a position and a value each, a few per
+//! printed figure), not as two vectors of `n`: each bound is a step function of the position, so
+//! a sum over positions is a sum over its steps. A block costs O(figures^2), whatever `n`
+//! (`tpot-bounds` asks it for every request count from 1 to R).
 
 use crate::report::{Stat, StatKey};
 
-/// Per-position bounds of the sorted values of a block.
+/// Per-position bounds of the sorted values of a block, closed under the order: the upper bound
+/// at `j` is the least constraint at or after `j` (and `cap`), the lower bound the greatest at or
+/// before `j` (and 0).
 pub(super) struct Sorted {
-    lb: Vec<f64>,
-    ub: Vec<f64>,
+    n: usize,
+    cap: f64,
+    ub: Vec<(usize, f64)>,
+    lb: Vec<(usize, f64)>,
 }
 
-/// The largest count of values the bounds are worked out for (one vector of each).
+/// The largest count of values the bounds are worked out for.
 pub(super) const MAX_N: usize = 1 << 20;
 
 impl Sorted {
     /// The bounds the block's min, max and percentiles put on `n` sorted values within `0..cap`,
-    /// each printed figure within `e`. None for an empty sample or one too large to lay out.
+    /// each printed figure within `e`. None for an empty sample or one too large.
     pub(super) fn of(stat: &Stat, n: usize, numpy: bool, e: f64, cap: f64) -> Option<Sorted> {
         if n == 0 || n > MAX_N {
             return None;
         }
-        let mut s = Sorted { lb: vec![0.0; n], ub: vec![cap.max(0.0); n] };
+        let mut s = Sorted { n, cap: cap.max(0.0), ub: Vec::with_capacity(8), lb: Vec::with_capacity(8) };
         let last = n - 1;
         if let Some(min) = stat.get(StatKey::Min) {
-            s.ub[0] = s.ub[0].min(min + e);
-            s.lb[0] = s.lb[0].max(min - e);
+            s.ub.push((0, min + e));
+            s.lb.push((0, min - e));
         }
         if let Some(max) = stat.get(StatKey::Max) {
-            s.ub[last] = s.ub[last].min(max + e);
-            s.lb[last] = s.lb[last].max(max - e);
+            s.ub.push((last, max + e));
+            s.lb.push((last, max - e));
         }
         let percentiles: Vec<(f64, f64)> = stat
             .iter()
@@ -65,13 +74,12 @@ impl Sorted {
             };
             let (k_le, k_ge) = (k_le.clamp(0.0, nf) as usize, k_ge.clamp(0.0, nf) as usize);
             if k_le > 0 {
-                s.ub[k_le - 1] = s.ub[k_le - 1].min(p + e);
+                s.ub.push((k_le - 1, p + e));
             }
             if k_ge > 0 {
-                s.lb[n - k_ge] = s.lb[n - k_ge].max(p - e);
+                s.lb.push((n - k_ge, p - e));
             }
         }
-        s.close();
         if numpy && n >= 2 {
             for _ in 0..2 {
                 for &(q, p) in &percentiles {
@@ -81,46 +89,74 @@ impl Sorted {
                     if f <= 0.0 || lo + 1 >= n {
                         continue;
                     }
-                    let up = p + e + (1.0 / f - 1.0) * (p + e - s.lb[lo]).max(0.0);
-                    s.ub[lo + 1] = s.ub[lo + 1].min(up);
-                    let down = (p - e - f * s.ub[lo + 1]) / (1.0 - f);
-                    s.lb[lo] = s.lb[lo].max(down);
+                    let up = p + e + (1.0 / f - 1.0) * (p + e - s.lb_at(lo)).max(0.0);
+                    s.ub.push((lo + 1, up));
+                    let down = (p - e - f * s.ub_at(lo + 1)) / (1.0 - f);
+                    s.lb.push((lo, down));
                 }
-                s.close();
             }
         }
         Some(s)
     }
 
-    /// Each upper bound holds for the values below it, each lower bound for those above.
-    fn close(&mut self) {
-        for j in (0..self.ub.len().saturating_sub(1)).rev() {
-            self.ub[j] = self.ub[j].min(self.ub[j + 1]);
-        }
-        for j in 1..self.lb.len() {
-            self.lb[j] = self.lb[j].max(self.lb[j - 1]);
-        }
+    /// The upper bound on the `j`-th smallest value.
+    fn ub_at(&self, j: usize) -> f64 {
+        self.ub.iter().filter(|(p, _)| *p >= j).fold(self.cap, |a, (_, v)| a.min(*v))
+    }
+
+    /// The lower bound on the `j`-th smallest value.
+    fn lb_at(&self, j: usize) -> f64 {
+        self.lb.iter().filter(|(p, _)| *p <= j).fold(0.0, |a, (_, v)| a.max(*v))
+    }
+
+    /// The sum of the upper bounds over positions `a..b`: the bound changes only after a
+    /// constraint's position.
+    fn ub_sum(&self, a: usize, b: usize) -> f64 {
+        let mut cuts: Vec<usize> = self.ub.iter().map(|(p, _)| p + 1).filter(|c| *c > a && *c < b).collect();
+        steps(a, b, &mut cuts, |j| self.ub_at(j))
+    }
+
+    /// The sum of the lower bounds over positions `a..b`: the bound changes only at a
+    /// constraint's position.
+    fn lb_sum(&self, a: usize, b: usize) -> f64 {
+        let mut cuts: Vec<usize> = self.lb.iter().map(|(p, _)| *p).filter(|c| *c > a && *c < b).collect();
+        steps(a, b, &mut cuts, |j| self.lb_at(j))
     }
 
     /// The range of means the bounds allow, `[sum lb / n, sum ub / n]`.
     pub(super) fn means(&self) -> (f64, f64) {
-        let n = self.lb.len() as f64;
-        (self.lb.iter().sum::<f64>() / n, self.ub.iter().sum::<f64>() / n)
+        let n = self.n as f64;
+        (self.lb_sum(0, self.n) / n, self.ub_sum(0, self.n) / n)
     }
 
     /// The smallest value a block with mean `m` (within `e`) allows.
     pub(super) fn smallest(&self, m: f64, e: f64) -> f64 {
-        let n = self.lb.len();
-        let rest: f64 = self.ub[1..].iter().sum();
-        (n as f64 * (m - e) - rest).max(self.lb[0])
+        let rest = self.ub_sum(1, self.n);
+        (self.n as f64 * (m - e) - rest).max(self.lb_at(0))
     }
 
     /// The largest value a block with mean `m` (within `e`) allows.
     pub(super) fn largest(&self, m: f64, e: f64) -> f64 {
-        let n = self.lb.len();
-        let rest: f64 = self.lb[..n - 1].iter().sum();
-        (n as f64 * (m + e) - rest).min(self.ub[n - 1])
+        let rest = self.lb_sum(0, self.n - 1);
+        (self.n as f64 * (m + e) - rest).min(self.ub_at(self.n - 1))
     }
+}
+
+/// The sum over positions `a..b` of a step function constant between `cuts` (each within
+/// `a + 1..b`), read once per step.
+fn steps(a: usize, b: usize, cuts: &mut Vec<usize>, at: impl Fn(usize) -> f64) -> f64 {
+    if a >= b {
+        return 0.0;
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut sum = 0.0;
+    let mut from = a;
+    for &c in cuts.iter().chain(std::iter::once(&b)) {
+        sum += at(from) * (c - from) as f64;
+        from = c;
+    }
+    sum
 }
 
 /// The smallest value a block of at most `n` values (any count from `lo_n` to `n`: a tool's
@@ -192,8 +228,14 @@ mod tests {
             for numpy in [true, false] {
                 let s = Sorted::of(&st, v.len(), numpy, e, cap).unwrap();
                 for (j, x) in v.iter().enumerate() {
-                    prop_assert!(s.lb[j] <= x + 1e-6 && *x <= s.ub[j] + 1e-6, "{j}: {} <= {x} <= {}", s.lb[j], s.ub[j]);
+                    prop_assert!(s.lb_at(j) <= x + 1e-6 && *x <= s.ub_at(j) + 1e-6, "{j}: {} <= {x} <= {}", s.lb_at(j), s.ub_at(j));
                 }
+                // The sums over steps are the sums position by position.
+                let (lo, hi) = s.means();
+                let nf = v.len() as f64;
+                let by_position = |f: &dyn Fn(usize) -> f64| (0..v.len()).map(f).sum::<f64>() / nf;
+                prop_assert!((lo - by_position(&|j| s.lb_at(j))).abs() <= 1e-9 * (1.0 + lo.abs()));
+                prop_assert!((hi - by_position(&|j| s.ub_at(j))).abs() <= 1e-9 * (1.0 + hi.abs()));
                 prop_assert!(s.smallest(m, e) <= v[0] + 1e-6);
                 prop_assert!(s.largest(m, e) >= v[v.len() - 1] - 1e-6);
                 let (lo, hi) = s.means();
