@@ -29,6 +29,7 @@ use crate::vocabulary::{FieldDef, Unit};
 
 mod compile;
 mod file;
+mod first_bytes;
 mod fold;
 #[cfg(feature = "cli")]
 mod listing;
@@ -36,6 +37,7 @@ mod pattern;
 mod raw;
 
 pub use compile::parse;
+pub use first_bytes::FirstBytes;
 pub use fold::FoldSpec;
 #[cfg(feature = "cli")]
 pub use listing::listing;
@@ -205,40 +207,6 @@ pub struct BlockSpec {
     /// What `end` and `section` can start with: most lines of a block are rows, and are not tried.
     pub end_first: FirstBytes,
     pub section_first: FirstBytes,
-}
-
-/// The bytes a match of a regular expression anchored at the start (`^...`) can begin with, so
-/// that a text starting with none of them is not searched. Unknown (no `^`, a class too large, a
-/// pattern that matches the empty text): every text may match.
-#[derive(Debug, Clone, Default)]
-pub struct FirstBytes(Option<Box<[bool; 256]>>);
-
-impl FirstBytes {
-    pub fn of(re: Option<&Regex>) -> FirstBytes {
-        use regex_syntax::hir::{Look, literal::Extractor};
-        let Some(hir) = re.and_then(|re| regex_syntax::parse(re.as_str()).ok()) else { return FirstBytes(None) };
-        if !hir.properties().look_set_prefix().contains(Look::Start) {
-            return FirstBytes(None);
-        }
-        let seq = Extractor::new().extract(&hir);
-        let Some(lits) = seq.literals() else { return FirstBytes(None) };
-        let mut table = Box::new([false; 256]);
-        for l in lits {
-            match l.as_bytes().first() {
-                Some(b) => table[*b as usize] = true,
-                None => return FirstBytes(None),
-            }
-        }
-        FirstBytes(Some(table))
-    }
-
-    /// False only when the regular expression cannot match `text`.
-    pub fn may_match(&self, text: &str) -> bool {
-        match &self.0 {
-            None => true,
-            Some(t) => text.as_bytes().first().is_some_and(|b| t[*b as usize]),
-        }
-    }
 }
 
 /// Figures printed as stat groups (`[block.groups]`, llmperf's stdout): a header line names the
