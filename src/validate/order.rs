@@ -18,21 +18,22 @@
 //!   `s_(n-1) <= n m - sum_(j < n-1) lb_j`, and a mean with `n m` outside
 //!   `[sum lb_j, sum ub_j]` is one no sample allows.
 //!
-//! The bounds are kept as the constraints that set them (a position and a value each, a few per
-//! printed figure), not as two vectors of `n`: each bound is a step function of the position, so
-//! a sum over positions is a sum over its steps. A block costs O(figures^2), whatever `n`
-//! (`tpot-bounds` asks it for every request count from 1 to R).
+//! The bounds are laid out only at the positions a printed figure sets (a few per figure: the
+//! ends, each percentile's ranks), not at all `n`: between two such positions no figure says
+//! anything, so the upper bound there is the one at the next position and the lower bound the
+//! one at the previous. A block costs O(figures log figures), whatever `n` (`tpot-bounds` asks
+//! it for every request count from 1 to R, and a block may print 100k percentiles).
 
 use crate::report::{Stat, StatKey};
 
-/// Per-position bounds of the sorted values of a block, closed under the order: the upper bound
-/// at `j` is the least constraint at or after `j` (and `cap`), the lower bound the greatest at or
-/// before `j` (and 0).
+/// Per-position bounds of the sorted values of a block, laid out at the positions `at`
+/// (ascending, the first 0): `ub[i]` holds for every value from the position after `at[i - 1]`
+/// to `at[i]`, `lb[i]` from `at[i]` to the position before `at[i + 1]`.
 pub(super) struct Sorted {
     n: usize,
-    cap: f64,
-    ub: Vec<(usize, f64)>,
-    lb: Vec<(usize, f64)>,
+    at: Vec<usize>,
+    lb: Vec<f64>,
+    ub: Vec<f64>,
 }
 
 /// The largest count of values the bounds are worked out for.
@@ -45,16 +46,8 @@ impl Sorted {
         if n == 0 || n > MAX_N {
             return None;
         }
-        let mut s = Sorted { n, cap: cap.max(0.0), ub: Vec::with_capacity(8), lb: Vec::with_capacity(8) };
         let last = n - 1;
-        if let Some(min) = stat.get(StatKey::Min) {
-            s.ub.push((0, min + e));
-            s.lb.push((0, min - e));
-        }
-        if let Some(max) = stat.get(StatKey::Max) {
-            s.ub.push((last, max + e));
-            s.lb.push((last, max - e));
-        }
+        let nf = n as f64;
         let percentiles: Vec<(f64, f64)> = stat
             .iter()
             .filter_map(|(k, v)| match k {
@@ -62,101 +55,134 @@ impl Sorted {
                 _ => None,
             })
             .collect();
-        let nf = n as f64;
-        for &(q, p) in &percentiles {
-            let (k_le, k_ge) = if numpy {
-                let rank = q * (nf - 1.0);
-                let lo = rank.floor();
-                let f = rank - lo;
-                (lo + 1.0, if f > 0.0 { nf - lo - 1.0 } else { nf - lo })
-            } else {
-                ((q * nf).ceil() - 1.0, ((1.0 - q) * nf).ceil() - 1.0)
-            };
-            let (k_le, k_ge) = (k_le.clamp(0.0, nf) as usize, k_ge.clamp(0.0, nf) as usize);
+        // Each percentile's ranks: how many values lie at or below it, at or above it, and (numpy's
+        // interpolation) the two values it lies between with its fraction.
+        let ranks: Vec<(usize, usize, Option<(usize, f64)>)> = percentiles
+            .iter()
+            .map(|&(q, _)| {
+                let (k_le, k_ge) = if numpy {
+                    let rank = q * (nf - 1.0);
+                    let lo = rank.floor();
+                    let f = rank - lo;
+                    (lo + 1.0, if f > 0.0 { nf - lo - 1.0 } else { nf - lo })
+                } else {
+                    ((q * nf).ceil() - 1.0, ((1.0 - q) * nf).ceil() - 1.0)
+                };
+                let between = numpy.then(|| {
+                    let rank = q * (nf - 1.0);
+                    (rank.floor() as usize, rank - rank.floor())
+                });
+                let between = between.filter(|&(lo, f)| n >= 2 && f > 0.0 && lo + 1 < n);
+                (k_le.clamp(0.0, nf) as usize, k_ge.clamp(0.0, nf) as usize, between)
+            })
+            .collect();
+        let mut at = vec![0, last];
+        for &(k_le, k_ge, between) in &ranks {
             if k_le > 0 {
-                s.ub.push((k_le - 1, p + e));
+                at.push(k_le - 1);
             }
             if k_ge > 0 {
-                s.lb.push((n - k_ge, p - e));
+                at.push(n - k_ge);
+            }
+            if let Some((lo, _)) = between {
+                at.extend([lo, lo + 1]);
             }
         }
+        at.sort_unstable();
+        at.dedup();
+        let mut s = Sorted { n, lb: vec![0.0; at.len()], ub: vec![cap.max(0.0); at.len()], at };
+        // (Every position a figure sets is laid out: the search finds it.)
+        let i = |s: &Sorted, j: usize| s.at.binary_search(&j).unwrap_or_else(|k| k.min(s.at.len() - 1));
+        if let Some(min) = stat.get(StatKey::Min) {
+            s.ub[0] = s.ub[0].min(min + e);
+            s.lb[0] = s.lb[0].max(min - e);
+        }
+        if let Some(max) = stat.get(StatKey::Max) {
+            let l = s.at.len() - 1;
+            s.ub[l] = s.ub[l].min(max + e);
+            s.lb[l] = s.lb[l].max(max - e);
+        }
+        for (&(_, p), &(k_le, k_ge, _)) in percentiles.iter().zip(&ranks) {
+            if k_le > 0 {
+                let x = i(&s, k_le - 1);
+                s.ub[x] = s.ub[x].min(p + e);
+            }
+            if k_ge > 0 {
+                let x = i(&s, n - k_ge);
+                s.lb[x] = s.lb[x].max(p - e);
+            }
+        }
+        s.close();
         if numpy && n >= 2 {
             for _ in 0..2 {
-                for &(q, p) in &percentiles {
-                    let rank = q * (nf - 1.0);
-                    let lo = rank.floor() as usize;
-                    let f = rank - rank.floor();
-                    if f <= 0.0 || lo + 1 >= n {
-                        continue;
-                    }
-                    let up = p + e + (1.0 / f - 1.0) * (p + e - s.lb_at(lo)).max(0.0);
-                    s.ub.push((lo + 1, up));
-                    let down = (p - e - f * s.ub_at(lo + 1)) / (1.0 - f);
-                    s.lb.push((lo, down));
+                for (&(_, p), &(_, _, between)) in percentiles.iter().zip(&ranks) {
+                    let Some((lo, f)) = between else { continue };
+                    let (x, y) = (i(&s, lo), i(&s, lo + 1));
+                    let up = p + e + (1.0 / f - 1.0) * (p + e - s.lb[x]).max(0.0);
+                    s.ub[y] = s.ub[y].min(up);
+                    let down = (p - e - f * s.ub[y]) / (1.0 - f);
+                    s.lb[x] = s.lb[x].max(down);
                 }
+                s.close();
             }
         }
         Some(s)
     }
 
+    /// Each upper bound holds for the values below it, each lower bound for those above.
+    fn close(&mut self) {
+        for j in (0..self.ub.len().saturating_sub(1)).rev() {
+            self.ub[j] = self.ub[j].min(self.ub[j + 1]);
+        }
+        for j in 1..self.lb.len() {
+            self.lb[j] = self.lb[j].max(self.lb[j - 1]);
+        }
+    }
+
     /// The upper bound on the `j`-th smallest value.
+    #[cfg(test)]
     fn ub_at(&self, j: usize) -> f64 {
-        self.ub.iter().filter(|(p, _)| *p >= j).fold(self.cap, |a, (_, v)| a.min(*v))
+        self.ub[self.at.partition_point(|&p| p < j)]
     }
 
     /// The lower bound on the `j`-th smallest value.
+    #[cfg(test)]
     fn lb_at(&self, j: usize) -> f64 {
-        self.lb.iter().filter(|(p, _)| *p <= j).fold(0.0, |a, (_, v)| a.max(*v))
+        self.lb[self.at.partition_point(|&p| p <= j) - 1]
     }
 
-    /// The sum of the upper bounds over positions `a..b`: the bound changes only after a
-    /// constraint's position.
-    fn ub_sum(&self, a: usize, b: usize) -> f64 {
-        let mut cuts: Vec<usize> = self.ub.iter().map(|(p, _)| p + 1).filter(|c| *c > a && *c < b).collect();
-        steps(a, b, &mut cuts, |j| self.ub_at(j))
-    }
-
-    /// The sum of the lower bounds over positions `a..b`: the bound changes only at a
-    /// constraint's position.
-    fn lb_sum(&self, a: usize, b: usize) -> f64 {
-        let mut cuts: Vec<usize> = self.lb.iter().map(|(p, _)| *p).filter(|c| *c > a && *c < b).collect();
-        steps(a, b, &mut cuts, |j| self.lb_at(j))
+    /// The sums of the upper and of the lower bounds over all `n` positions.
+    fn sums(&self) -> (f64, f64) {
+        let (mut lb, mut ub) = (0.0, self.ub[0]);
+        for i in 0..self.at.len() {
+            let next = self.at.get(i + 1).copied().unwrap_or(self.n);
+            lb += self.lb[i] * (next - self.at[i]) as f64;
+            if i > 0 {
+                ub += self.ub[i] * (self.at[i] - self.at[i - 1]) as f64;
+            }
+        }
+        (lb, ub)
     }
 
     /// The range of means the bounds allow, `[sum lb / n, sum ub / n]`.
     pub(super) fn means(&self) -> (f64, f64) {
         let n = self.n as f64;
-        (self.lb_sum(0, self.n) / n, self.ub_sum(0, self.n) / n)
+        let (lb, ub) = self.sums();
+        (lb / n, ub / n)
     }
 
     /// The smallest value a block with mean `m` (within `e`) allows.
     pub(super) fn smallest(&self, m: f64, e: f64) -> f64 {
-        let rest = self.ub_sum(1, self.n);
-        (self.n as f64 * (m - e) - rest).max(self.lb_at(0))
+        let rest = self.sums().1 - self.ub[0];
+        (self.n as f64 * (m - e) - rest).max(self.lb[0])
     }
 
     /// The largest value a block with mean `m` (within `e`) allows.
     pub(super) fn largest(&self, m: f64, e: f64) -> f64 {
-        let rest = self.lb_sum(0, self.n - 1);
-        (self.n as f64 * (m + e) - rest).min(self.ub_at(self.n - 1))
+        let l = self.at.len() - 1;
+        let rest = self.sums().0 - self.lb[l];
+        (self.n as f64 * (m + e) - rest).min(self.ub[l])
     }
-}
-
-/// The sum over positions `a..b` of a step function constant between `cuts` (each within
-/// `a + 1..b`), read once per step.
-fn steps(a: usize, b: usize, cuts: &mut Vec<usize>, at: impl Fn(usize) -> f64) -> f64 {
-    if a >= b {
-        return 0.0;
-    }
-    cuts.sort_unstable();
-    cuts.dedup();
-    let mut sum = 0.0;
-    let mut from = a;
-    for &c in cuts.iter().chain(std::iter::once(&b)) {
-        sum += at(from) * (c - from) as f64;
-        from = c;
-    }
-    sum
 }
 
 /// The smallest value a block of at most `n` values (any count from `lo_n` to `n`: a tool's
