@@ -36,6 +36,10 @@ pub(super) struct Sorted {
     ub: Vec<f64>,
 }
 
+/// A percentile's ranks: how many values lie at or below it, at or above it, and (numpy's
+/// interpolation) the position of the value below it and its fraction towards the next.
+type Ranks = (usize, usize, Option<(usize, f64)>);
+
 /// The largest count of values the bounds are worked out for.
 pub(super) const MAX_N: usize = 1 << 20;
 
@@ -57,7 +61,7 @@ impl Sorted {
             .collect();
         // Each percentile's ranks: how many values lie at or below it, at or above it, and (numpy's
         // interpolation) the two values it lies between with its fraction.
-        let ranks: Vec<(usize, usize, Option<(usize, f64)>)> = percentiles
+        let ranks: Vec<Ranks> = percentiles
             .iter()
             .map(|&(q, _)| {
                 let (k_le, k_ge) = if numpy {
