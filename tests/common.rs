@@ -234,3 +234,18 @@ pub fn itl_in_tpot_rows(text: &str) -> String {
     assert!(copied >= 2, "no TPOT rows with ITL rows beside them");
     out
 }
+
+/// The truth file's TPOT for one run: what the emulator realized (per step or per concurrency
+/// when the truth file has several), else what it was configured with.
+pub fn true_tpot(truth: &serde_json::Value, run: &Run) -> Option<f64> {
+    let one = &truth["measured_by_emulator"];
+    let step = &truth["measured_by_emulator_per_step"][run.source.block.saturating_sub(1)]["measured_by_emulator"];
+    let by_concurrency =
+        run.workload.number("max_concurrency").map(|c| &truth["measured_by_emulator_per_concurrency"][format!("{c}")]);
+    [Some(one), Some(step), by_concurrency]
+        .into_iter()
+        .flatten()
+        .find(|v| v.is_object())
+        .and_then(|m| m["mean_tpot_ms"].as_f64())
+        .or_else(|| truth["true_tpot_ms"].as_f64())
+}

@@ -14,21 +14,6 @@ use serde_json::Value;
 
 const FACTORS: [f64; 4] = [0.1, 0.5, 2.0, 10.0];
 
-/// The truth's TPOT for one run: what the emulator realized (per step or per concurrency when
-/// the truth file has several), else what it was configured with.
-fn true_tpot(truth: &Value, run: &Run) -> Option<f64> {
-    let one = &truth["measured_by_emulator"];
-    let step = &truth["measured_by_emulator_per_step"][run.source.block.saturating_sub(1)]["measured_by_emulator"];
-    let by_concurrency =
-        run.workload.number("max_concurrency").map(|c| &truth["measured_by_emulator_per_concurrency"][format!("{c}")]);
-    [Some(one), Some(step), by_concurrency]
-        .into_iter()
-        .flatten()
-        .find(|v| v.is_object())
-        .and_then(|m| m["mean_tpot_ms"].as_f64())
-        .or_else(|| truth["true_tpot_ms"].as_f64())
-}
-
 /// `x` written with `decimals` decimals (at least as many as make it differ from zero).
 fn written(x: f64, decimals: usize) -> String {
     format!("{x:.decimals$}")
@@ -178,7 +163,7 @@ fn escapes(input: &Path, truth: &Value) -> (usize, Vec<String>) {
     // own figure is off (guidellm counting chunks as tokens, flagged by `token-count-source`) is
     // left out and named.
     let off = |run: &Run| {
-        let (Some(tpot), Some(truth)) = (run.derived.tpot_ms.mean, true_tpot(truth, run)) else { return false };
+        let (Some(tpot), Some(truth)) = (run.derived.tpot_ms.mean, common::true_tpot(truth, run)) else { return false };
         run.verdict == Verdict::Accepted && (tpot - truth).abs() > 0.02 * truth
     };
     if runs(text.as_bytes(), &name).iter().any(off) {
@@ -188,7 +173,9 @@ fn escapes(input: &Path, truth: &Value) -> (usize, Vec<String>) {
     let mut wrong = Vec::new();
     for (what, m) in &mutants {
         for run in runs(m.as_bytes(), &name) {
-            let (Some(tpot), Some(truth)) = (run.derived.tpot_ms.mean, true_tpot(truth, &run)) else { continue };
+            let (Some(tpot), Some(truth)) = (run.derived.tpot_ms.mean, common::true_tpot(truth, &run)) else {
+                continue;
+            };
             if run.verdict == Verdict::Accepted && (tpot - truth).abs() > 0.02 * truth {
                 wrong.push(format!(
                     "{name} run {} [{what}]: TPOT {tpot} ({:?}, verified {:?}) vs true {truth}, accepted",

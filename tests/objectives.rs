@@ -24,23 +24,13 @@ fn sample(name: &str) -> PathBuf {
     common::samples_dir().join(name)
 }
 
-fn judge(spec: &str, run: &Run) -> Vec<ObjectiveResult> {
-    objectives::judge(&objectives::parse(spec).unwrap(), run)
+/// The truth file's TPOT for a run ([`common::true_tpot`]).
+fn true_tpot(truth: &Value, run: &Run) -> f64 {
+    common::true_tpot(truth, run).expect("true_tpot_ms")
 }
 
-/// The emulator's realized TPOT for a run (as tests/ground_truth.rs reads it), else the one it
-/// was configured with.
-fn true_tpot(truth: &Value, run: &Run) -> f64 {
-    let one = &truth["measured_by_emulator"];
-    let step = &truth["measured_by_emulator_per_step"][run.source.block.saturating_sub(1)]["measured_by_emulator"];
-    let by_concurrency =
-        run.workload.number("max_concurrency").map(|c| &truth["measured_by_emulator_per_concurrency"][format!("{c}")]);
-    [Some(one), Some(step), by_concurrency]
-        .into_iter()
-        .flatten()
-        .find(|v| v.is_object())
-        .and_then(|m| m["mean_tpot_ms"].as_f64())
-        .unwrap_or_else(|| truth["true_tpot_ms"].as_f64().expect("true_tpot_ms"))
+fn judge(spec: &str, run: &Run) -> Vec<ObjectiveResult> {
+    objectives::judge(&objectives::parse(spec).unwrap(), run)
 }
 
 /// Every captured input with a truth file: its stdout and its result files.
