@@ -271,6 +271,12 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
 }
 
+/// The per-request TPOT of `req` as [`derive`] computes it for one run: what `aggregate` pools
+/// the requests of several repetitions with, so that the pooled figure has the runs' meaning.
+pub(crate) fn per_request_tpot(req: &Requests, itl: Option<ItlPer>) -> Option<DerivedTpot> {
+    per_request(req, itl).0
+}
+
 /// Exact per-request TPOT, `(E2E_i - TTFT_i) / (n_i - 1)` for every successful request with
 /// `n_i > 1`; request-weighted statistics (the tools' convention) and the token-weighted mean.
 fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, PerRequest) {

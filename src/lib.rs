@@ -32,6 +32,7 @@
 //! assert_eq!(runs[0].derived.tpot_ms.mean, Some(12.8025));
 //! ```
 
+pub mod aggregate;
 mod canonical;
 mod check;
 #[cfg(feature = "cli")]
@@ -52,6 +53,7 @@ pub mod output_schema;
 pub mod plot;
 pub mod report;
 mod schema;
+pub mod stats;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod sweep;

@@ -289,6 +289,7 @@ const SUBCOMMANDS: &[&str] = &[
     "compare",
     "store",
     "regress",
+    "aggregate",
     "schema",
     "parsers",
     "mcp",

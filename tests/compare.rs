@@ -639,3 +639,140 @@ proptest! {
         }
     }
 }
+
+// ---- `aggregate`: repetitions of one configuration (issue 32) ---------------------------------
+
+/// Two captures of one configuration (SGLang's s1, TPOT 20 ms, by two client versions), each a
+/// result file with per-request details: one group, pooled over their requests.
+const REPETITIONS: [&str; 2] = ["captured/sglang-s1.result.jsonl", "versions/sglang0.5.5.post1-s1.result.jsonl"];
+
+fn runs_of(names: &[&str]) -> Vec<bench_normalize::Run> {
+    names.iter().flat_map(|n| common::normalize_file(&sample(n)).unwrap()).collect()
+}
+
+fn agg_figure<'a>(g: &'a bench_normalize::aggregate::Group, name: &str) -> &'a bench_normalize::aggregate::Figure {
+    g.figures
+        .iter()
+        .find(|f| serde_json::to_value(f.figure).unwrap() == name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", g.figures))
+}
+
+#[test]
+fn aggregate_pools_the_requests_of_repetitions_with_each_runs_meaning() {
+    use bench_normalize::aggregate::{Method, aggregate};
+    let runs = runs_of(&REPETITIONS);
+    let a = aggregate(&runs, 0.95);
+    assert_eq!(a.groups.len(), 1, "{:?}", a.groups);
+    let g = &a.groups[0];
+    assert_eq!(g.runs.len(), 2);
+    let tpot = agg_figure(g, "tpot_ms");
+    assert_eq!(tpot.method, Method::PooledRequests);
+    // The pooled per-request mean is the runs' per-request means weighted by their requests.
+    let (mut sum, mut n) = (0.0, 0.0);
+    for r in &runs {
+        let p = r.derived.per_request.as_ref().unwrap();
+        let k = (p.requests - p.failed - p.single_token) as f64;
+        sum += k * r.derived.tpot_ms.mean.unwrap();
+        n += k;
+    }
+    assert!((tpot.value - sum / n).abs() <= 1e-5 * tpot.value, "{} vs {}", tpot.value, sum / n);
+    assert_eq!(tpot.pooled_requests, Some(n as usize));
+    // And it is the truth: the emulator's TPOT.
+    for name in REPETITIONS {
+        let truth = truth(&name.replace(".result.jsonl", ".truth.json"));
+        let t = common::true_tpot(&truth, &runs[0]).unwrap();
+        assert!(common::is_truth(tpot.value, t, false), "{name}: pooled {} vs truth {t}", tpot.value);
+    }
+    let per_user = agg_figure(g, "per_user_decode_tok_per_s");
+    assert!((per_user.value - 1000.0 / tpot.value).abs() <= 1e-4 * per_user.value);
+    // The pooled TTFT mean is the runs' means weighted by their requests (as printed: 2 decimals).
+    let ttft = agg_figure(g, "ttft_ms.mean");
+    assert_eq!(ttft.method, Method::PooledRequests);
+    let (mut sum, mut n) = (0.0, 0.0);
+    for r in &runs {
+        let p = r.derived.per_request.as_ref().unwrap();
+        let k = (p.requests - p.failed) as f64;
+        sum += k * r.reported.stat("ttft_ms").unwrap().mean().unwrap();
+        n += k;
+    }
+    assert!((ttft.value - sum / n).abs() <= 0.01, "{} vs {}", ttft.value, sum / n);
+}
+
+#[test]
+fn aggregate_gives_median_interval_and_cv_across_runs() {
+    use bench_normalize::aggregate::aggregate;
+    let runs = runs_of(&REPETITIONS);
+    let g = &aggregate(&runs, 0.95).groups[0];
+    // Throughput is a run's figure, never pooled: median of runs, its t interval recomputed here.
+    let f = agg_figure(g, "output_tok_per_s");
+    let v: Vec<f64> = runs.iter().map(|r| r.derived.output_tok_per_s.unwrap()).collect();
+    assert_eq!(f.values, v);
+    let mean = (v[0] + v[1]) / 2.0;
+    let sd = ((v[0] - mean).powi(2) + (v[1] - mean).powi(2)).sqrt(); // n - 1 = 1
+    assert!((f.median - mean).abs() < 1e-9 * mean && (f.value - mean).abs() < 1e-4 * mean);
+    assert!((f.sd.unwrap() - sd).abs() <= 1e-5 * sd.max(1e-9));
+    assert!((f.cv.unwrap() - sd / mean).abs() <= 1e-5 * (sd / mean));
+    let ci = f.ci.as_ref().unwrap();
+    // Student's t, two-sided 95%, 1 degree of freedom: 12.7062.
+    let half = 12.7062 * sd / 2f64.sqrt();
+    assert!((ci.low - (mean - half)).abs() <= 1e-3 * half && (ci.high - (mean + half)).abs() <= 1e-3 * half, "{ci:?}");
+    // A wider level gives a wider interval: the interval moves with the level both ways.
+    let wide = aggregate(&runs, 0.99).groups[0].clone();
+    let w = agg_figure(&wide, "output_tok_per_s").ci.clone().unwrap();
+    assert!(w.low < ci.low && w.high > ci.high);
+    let narrow = aggregate(&runs, 0.5).groups[0].clone();
+    let n = agg_figure(&narrow, "output_tok_per_s").ci.clone().unwrap();
+    assert!(n.low > ci.low && n.high < ci.high);
+}
+
+#[test]
+fn aggregate_never_averages_in_a_rejected_run_nor_mixes_meanings() {
+    let mut cmd = bin();
+    cmd.args(["aggregate", "-f", "json"]);
+    for n in REPETITIONS {
+        cmd.arg(sample(n));
+    }
+    // A rejected run (ITL copied into the TPOT rows), and SGLang 0.4.1's result file of the same
+    // configuration, whose ITL is per chunk: its own group.
+    cmd.arg(sample("noisy/tpot-overwritten-with-itl.txt")).arg(sample("versions/sglang0.4.1-s1.result.jsonl"));
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["kind"], "aggregate");
+    assert!(doc.get("runs").is_none(), "an aggregate has no runs: it is no run's report");
+    let excluded = doc["excluded"].as_array().unwrap();
+    assert_eq!(excluded.len(), 1);
+    assert!(excluded[0]["input"].as_str().unwrap().ends_with("tpot-overwritten-with-itl.txt"));
+    assert_eq!(excluded[0]["verdict"], "rejected");
+    assert!(excluded[0]["reason"].as_str().unwrap().contains("tpot-agreement"));
+    let groups = doc["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    let itl: Vec<&str> = groups.iter().map(|g| g["semantics"]["itl"].as_str().unwrap()).collect();
+    assert_eq!(itl, ["token", "chunk"]);
+    for g in groups {
+        let tpot = g["figures"].as_array().unwrap().iter().find(|f| f["figure"] == "tpot_ms").unwrap();
+        // The rejected run's TPOT (125.81 ms, ITL) is in no group.
+        assert!(tpot["values"].as_array().unwrap().iter().all(|v| v.as_f64().unwrap() < 30.0), "{tpot}");
+    }
+    // The summary is not taken for a run's report anywhere.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aggregate.json");
+    std::fs::write(&path, &o.stdout).unwrap();
+    for args in [vec!["check"], vec![], vec!["-f", "dstack"]] {
+        let o = bin().args(&args).arg(&path).output().unwrap();
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {}", String::from_utf8_lossy(&o.stdout));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("accepted"));
+    }
+}
+
+#[test]
+fn aggregate_without_an_accepted_run_prints_nothing() {
+    let o = bin().args(["aggregate"]).arg(sample("noisy/tpot-overwritten-with-itl.txt")).output().unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("none accepted"));
+    let md = bin().arg("aggregate").args(REPETITIONS.map(sample)).output().unwrap();
+    assert_eq!(md.status.code(), Some(0));
+    let text = String::from_utf8(md.stdout).unwrap();
+    assert!(text.contains("not a run's report") && text.contains("pooled, 32 requests"), "{text}");
+}

@@ -106,6 +106,14 @@ pub(crate) enum Command {
     /// meaning differs between the two sides is refused or warned, with the reason.
     #[command(after_help = help::EXAMPLES_COMPARE)]
     Compare(CompareArgs),
+    /// Summarize repetitions of one configuration: `bench-normalize aggregate rep1.json rep2.json
+    /// rep3.json`. Each run is validated first; a rejected or unusable one is left out and named
+    /// (exit 1 or 3), never averaged in. Runs are grouped by tool, meaning and workload; per
+    /// figure: the runs' values, median, mean, standard deviation, coefficient of variation and a
+    /// t-based confidence interval of the mean; pooled over requests when every run kept its
+    /// per-request arrays. The summary says it is an aggregate: it is not a run's report.
+    #[command(after_help = help::EXAMPLES_AGGREGATE)]
+    Aggregate(AggregateArgs),
     /// Keep accepted runs in a store of history (SQLite, or PostgreSQL with --store
     /// postgresql://...): `store add FILES... [--label k=v]`,
     /// `store list`, `store show ID`, `store export`. Each file is read as `bench-normalize`
@@ -225,6 +233,36 @@ pub(crate) struct CompareArgs {
     pub(crate) key: String,
     #[command(flatten)]
     pub(crate) read: ReadArgs,
+}
+
+/// `aggregate`: the repetitions, and how to summarize them.
+#[derive(Args, Debug)]
+pub(crate) struct AggregateArgs {
+    /// The repetitions: logs, result files or reports; `-` for standard input.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// The confidence level of each figure's interval of the mean.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.95, value_parser = parse_level)]
+    pub(crate) confidence: f64,
+    /// Markdown (for people, a pull request) or JSON (for programs).
+    #[arg(long, short = 'f', value_enum, default_value_t = AggregateFormat::Markdown)]
+    pub(crate) format: AggregateFormat,
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AggregateFormat {
+    Markdown,
+    Json,
+}
+
+/// `--confidence`: strictly between 0 and 1.
+fn parse_level(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a level between 0 and 1 (0.95 for 95%)")),
+    }
 }
 
 /// `store`: where the store is, and what to do with it.

@@ -81,6 +81,13 @@ EXAMPLES:
   bench-normalize store export --format csv > runs.csv";
 
 #[cfg(feature = "store")]
+pub(crate) const EXAMPLES_AGGREGATE: &str = "\
+EXAMPLES:
+  # Five repetitions of one configuration: median, interval and CV per figure
+  bench-normalize aggregate rep1.json rep2.json rep3.json rep4.json rep5.json
+  # The same as JSON, with a 99% interval
+  bench-normalize aggregate reps/*.log --confidence 0.99 --format json";
+
 pub(crate) const EXAMPLES_REGRESS: &str = "\
 EXAMPLES:
   # CI: judge tonight's run against the last 10 stored runs of its workload (exit 8: regression)

@@ -53,6 +53,7 @@ pub(crate) fn main() -> i32 {
         Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
         Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
         Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
+        Some(Command::Aggregate(args)) => return sweep::aggregate_command(args) as i32,
         #[cfg(feature = "mcp")]
         Some(Command::Mcp { roots, max_bytes }) => return mcp::serve(roots, max_bytes) as i32,
         #[cfg(feature = "store")]

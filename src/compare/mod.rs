@@ -33,7 +33,7 @@ mod sides;
 
 #[allow(unused_imports)]
 use key::*;
-pub use key::{KeyField, Workload};
+pub use key::{KeyField, Workload, WorkloadKey};
 #[allow(unused_imports)]
 use meaning::*;
 /// The one escaping of input text in Markdown (see `output::md`).

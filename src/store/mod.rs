@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::compare::{Fig, Workload};
+use crate::compare::Fig;
+pub use crate::compare::WorkloadKey;
 use crate::report::{Run, Severity, StatKey, Status, Verdict};
 use crate::vocabulary::{reported, workload};
 use crate::{Collect, ExitCode, Options};
@@ -26,7 +27,7 @@ use crate::{Collect, ExitCode, Options};
 mod db;
 pub mod regress;
 mod schema;
-pub mod stats;
+pub use crate::stats;
 
 pub use db::{DbError, is_postgres};
 pub use schema::SCHEMA_VERSION;
@@ -158,51 +159,6 @@ fn hex(bytes: &[u8]) -> String {
 
 // ------------------------------------------------------------------------------------------------
 // The natural key and the indexed columns
-
-/// The workload a run is keyed and compared by: `compare`'s workload key (concurrency, rate,
-/// input and output lengths, model) and the dataset.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct WorkloadKey {
-    pub max_concurrency: Option<u64>,
-    pub request_rate: Option<f64>,
-    pub input_len: Option<u64>,
-    pub output_len: Option<u64>,
-    pub model: Option<String>,
-    pub dataset: Option<String>,
-}
-
-impl WorkloadKey {
-    pub fn of(run: &Run) -> WorkloadKey {
-        let w = Workload::of(run);
-        WorkloadKey {
-            max_concurrency: w.max_concurrency,
-            request_rate: w.request_rate,
-            input_len: w.input_len,
-            output_len: w.output_len,
-            model: w.model,
-            dataset: run.text(workload::DATASET).map(|d| d.trim().to_string()),
-        }
-    }
-
-    /// The key's text in the `workload_key` column: its JSON, fields in this order.
-    pub fn text(&self) -> String {
-        serde_json::to_string(self).expect("a workload key serializes")
-    }
-
-    /// For a person: `concurrency 4, rate not set, input 256, output 128, model m, dataset random`.
-    pub fn describe(&self) -> String {
-        let opt = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
-        format!(
-            "concurrency {}, rate {}, input {}, output {}, model {}, dataset {}",
-            opt(self.max_concurrency.map(|c| c.to_string())),
-            self.request_rate.map_or("not set".into(), |r| format!("{}/s", crate::derive::show(r))),
-            opt(self.input_len.map(|c| c.to_string())),
-            opt(self.output_len.map(|c| c.to_string())),
-            opt(self.model.clone()),
-            opt(self.dataset.clone()),
-        )
-    }
-}
 
 /// The TTFT mean, which `compare` does not line up.
 pub(crate) fn ttft_mean(run: &Run) -> Option<f64> {
