@@ -1,5 +1,5 @@
 //! `bench-normalize aggregate FILES...`: repetitions of one configuration summarized honestly
-//! (docs/aggregate.md). A feature on top of the library, outside the data path.
+//! (docs/store.md, "Repetitions"). A feature on top of the library, outside the data path.
 //!
 //! * Every repetition is read and validated as `bench-normalize FILE` reads it; a rejected or
 //!   unusable one is **excluded and named**, never averaged in.

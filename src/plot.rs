@@ -30,7 +30,7 @@ const PLOT_HEIGHT: u32 = 520;
 const LEGEND_LINE: u32 = 20;
 
 /// Colours that stay apart in greyscale too (dark to light), from Paul Tol's bright scheme.
-const COLOURS: [RGBColor; 6] = [
+pub(crate) const COLOURS: [RGBColor; 6] = [
     RGBColor(0, 0, 0),
     RGBColor(0x44, 0x77, 0xAA),
     RGBColor(0xEE, 0x66, 0x77),
@@ -40,7 +40,7 @@ const COLOURS: [RGBColor; 6] = [
 ];
 
 /// Dash patterns (dash, gap) in pixels; `None` is a solid line.
-const DASHES: [Option<(u32, u32)>; 4] = [None, Some((12, 6)), Some((2, 4)), Some((6, 3))];
+pub(crate) const DASHES: [Option<(u32, u32)>; 4] = [None, Some((12, 6)), Some((2, 4)), Some((6, 3))];
 
 /// What the TTFT panel puts on its horizontal axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +99,7 @@ fn short_load(p: &Point) -> String {
 
 /// Text from the inputs as the SVG carries it: no control characters (XML 1.0 forbids most),
 /// and not too long for the legend.
-fn svg_text(s: &str) -> String {
+pub(crate) fn svg_text(s: &str) -> String {
     let s = printable(s);
     let mut t: String = s.chars().take(90).collect();
     if s.chars().count() > 90 {
@@ -110,12 +110,12 @@ fn svg_text(s: &str) -> String {
 
 /// The marker of series `i`: a circle, triangle, square, diamond or inverted triangle, filled
 /// for a Pareto-optimal point; in the legend (`line`), with a stroke of the series' line under it.
-struct Marker<C> {
-    at: C,
-    series: usize,
-    colour: RGBColor,
-    filled: bool,
-    line: Option<Option<(u32, u32)>>,
+pub(crate) struct Marker<C> {
+    pub(crate) at: C,
+    pub(crate) series: usize,
+    pub(crate) colour: RGBColor,
+    pub(crate) filled: bool,
+    pub(crate) line: Option<Option<(u32, u32)>>,
 }
 
 impl<'a, C: 'a> PointCollection<'a, C> for &'a Marker<C> {

@@ -481,3 +481,103 @@ fn a_configured_slowdown_is_reported() {
     let noisy = (0..200).filter(|s| tpot_status(&base, &defaults, 1.10, 0.15, *s) == "noisy").count();
     assert!(noisy > 50, "{noisy}");
 }
+
+// ---- `plot --history` ---------------------------------------------------------------------------
+
+#[test]
+fn the_history_view_draws_each_stored_figure_and_the_newest_runs_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    for store in stores(dir.path(), "history") {
+        history_in(dir.path(), &store);
+    }
+}
+
+fn history_in(dir: &Path, store: &str) {
+    use bench_normalize::store::history::{self, By};
+    use bench_normalize::store::regress::RFig;
+    // Four commits of one configuration, the last 20% slower; and a faster one under another label.
+    let factors = [("c1", 1.0), ("c2", 1.01), ("c3", 0.99), ("c4", 1.2)];
+    for (commit, f) in factors {
+        let file = scaled(dir, &format!("{commit}.log"), f);
+        let o =
+            run(store, &["store", "add", "--label", &format!("commit={commit}"), "--label", "branch=main"], &[file]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    }
+    let fast = scaled(dir, "fast.log", 0.8);
+    assert_eq!(run(store, &["store", "add", "--label", "commit=c5"], &[fast]).status.code(), Some(0));
+
+    let mut s = bench_normalize::store::Store::open(Path::new(store)).unwrap();
+    let main = |figure, by| history::Settings {
+        figure,
+        by,
+        labels: [("branch".to_string(), "main".to_string())].into(),
+        baseline_last: 10,
+        min_change: 0.05,
+    };
+    let h = history::history(&mut s, &main(RFig::Tpot, By::Label("commit".into()))).unwrap();
+    assert_eq!(h.ticks, ["c1", "c2", "c3", "c4"]);
+    assert_eq!(h.series.len(), 1);
+    let stored: Vec<f64> = rows(store)
+        .iter()
+        .filter(|r| r["labels"]["branch"] == "main")
+        .map(|r| (r["labels"]["commit"].as_str().unwrap().to_string(), r["tpot_ms_mean"].as_f64().unwrap()))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_values()
+        .collect();
+    let drawn: Vec<f64> = h.series[0].points.iter().map(|p| p.value).collect();
+    assert_eq!(drawn, stored, "each point is the stored run's figure, in commit order");
+    let band = h.series[0].band.as_ref().unwrap();
+    assert_eq!((band.from, band.to, band.runs), (0, 3, 3));
+    assert!((band.mean - (stored[0] + stored[1] + stored[2]) / 3.0).abs() < 1e-9);
+    // The slower newest run lies above the band, as regress would call it.
+    assert!(stored[3] > band.mean * 1.05);
+    // The per-user rate: the same runs, the other way up; the faster run (other labels) apart.
+    let all = history::Settings { labels: Default::default(), ..main(RFig::PerUser, By::Time) };
+    let h = history::history(&mut s, &all).unwrap();
+    assert_eq!(h.ticks.len(), 5);
+    let values: Vec<f64> = h.series.iter().flat_map(|s| s.points.iter().map(|p| p.value)).collect();
+    let (newest, first) = (values[4], values[0]);
+    assert!(newest > first * 1.2, "the faster run's per-user rate is higher: {values:?}");
+    drop(s);
+
+    // Through the command line: the SVG, with each commit under its point.
+    let svg = dir.join("history.svg");
+    let o = bin(store)
+        .args(["plot", "--history", "tpot", "--by", "commit", "--label", "branch=main", "-o"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let doc = std::fs::read_to_string(&svg).unwrap();
+    let at = |t: &str| doc.find(&format!(">\n{t}\n</text>")).unwrap_or_else(|| panic!("{t} in the SVG"));
+    assert!(at("c1") < at("c2") && at("c2") < at("c3") && at("c3") < at("c4"));
+    assert!(doc.contains("baseline: mean") && doc.contains("Grey band"));
+    // A label no run has: nothing to draw, nothing written (exit 3); the store is never the output.
+    let none = dir.join("none.svg");
+    let o = bin(store).args(["plot", "--history", "tpot", "--by", "image", "-o"]).arg(&none).output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(!none.exists());
+    if !store.starts_with("postgres") {
+        let before = std::fs::read(store).unwrap();
+        let o = bin(store).args(["plot", "--history", "tpot", "-o", store]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert_eq!(std::fs::read(store).unwrap(), before);
+    }
+}
+
+#[test]
+fn the_history_view_needs_a_store_and_takes_no_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.sqlite");
+    let out = dir.path().join("h.svg");
+    let o = bin(&missing).args(["plot", "--history", "per-user", "-o"]).arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(!out.exists() && !missing.exists());
+    let o = bin(&missing)
+        .args(["plot", "--history", "per-user", "-o"])
+        .arg(&out)
+        .arg(captured().join("vllm-s1.stdout.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}

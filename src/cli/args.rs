@@ -94,7 +94,7 @@ pub(crate) enum Command {
     #[command(after_help = help::EXAMPLES_PLOT)]
     Plot {
         #[command(flatten)]
-        sweep: SweepArgs,
+        plot: PlotArgs,
         /// The SVG file to write (written whole or not at all); `-` for standard output.
         #[arg(long, short = 'o', value_name = "PATH")]
         output: PathBuf,
@@ -215,6 +215,74 @@ pub(crate) struct SweepArgs {
     pub(crate) group_by: GroupByArg,
     #[command(flatten)]
     pub(crate) read: ReadArgs,
+}
+
+/// `plot`: a sweep's inputs, or (`--history`) the store's history.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct PlotArgs {
+    /// Benchmark logs, result files or reports holding the sweep's runs; `-` for standard input.
+    #[cfg_attr(feature = "store", arg(required_unless_present = "history", conflicts_with = "history"))]
+    #[cfg_attr(not(feature = "store"), arg(required = true))]
+    pub(crate) files: Vec<PathBuf>,
+    /// What makes a series: runs of one tool, model and input/output length per request
+    /// (`workload`), or the runs of each input file (`input`).
+    #[arg(long, value_enum, default_value_t = GroupByArg::Workload)]
+    pub(crate) group_by: GroupByArg,
+    #[cfg(feature = "store")]
+    #[command(flatten)]
+    pub(crate) history: HistoryArgs,
+    #[command(flatten)]
+    pub(crate) read: ReadArgs,
+}
+
+impl PlotArgs {
+    pub(crate) fn sweep(self) -> SweepArgs {
+        SweepArgs { files: self.files, group_by: self.group_by, read: self.read }
+    }
+}
+
+/// `plot --history`: one figure of the stored runs over time or over a label's values.
+#[cfg(feature = "store")]
+#[derive(Args, Debug, Clone)]
+pub(crate) struct HistoryArgs {
+    /// Draw this figure of the store's accepted runs over time instead of a sweep: a series per
+    /// tool and workload, the newest run's baseline (as `regress` takes it) as a band.
+    #[arg(long, value_enum, value_name = "FIGURE")]
+    pub(crate) history: Option<HistoryFigure>,
+    /// The horizontal axis: `time` (when each run was added), or a label's key (`commit`): one
+    /// position per value, runs without it left out.
+    #[arg(long, value_name = "time|LABEL", default_value = "time", requires = "history")]
+    pub(crate) by: String,
+    /// The store (as for `store`). Default: $BENCH_NORMALIZE_STORE, else
+    /// $XDG_DATA_HOME/bench-normalize/store.sqlite.
+    #[arg(long, value_name = "PATH", env = "BENCH_NORMALIZE_STORE")]
+    pub(crate) store: Option<PathBuf>,
+    /// Only runs with this label (repeatable: all of them), e.g. branch=main.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label, requires = "history")]
+    pub(crate) labels: Vec<(String, String)>,
+    /// The band: the baseline of each series' newest run is the N runs before it.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) baseline_last: u32,
+    /// The band's half-width, relative to the baseline's mean (as `regress --min-change`).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05, value_parser = parse_fraction)]
+    pub(crate) min_change: f64,
+}
+
+#[cfg(feature = "store")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HistoryFigure {
+    /// Derived TPOT, mean (ms)
+    Tpot,
+    /// Per-user decode rate, 1000 / TPOT (tok/s)
+    PerUser,
+    /// TTFT mean (ms)
+    TtftMean,
+    /// TTFT p99 (ms)
+    TtftP99,
+    /// E2E latency mean (ms)
+    E2eMean,
+    /// Output throughput (tok/s)
+    OutputThroughput,
 }
 
 #[derive(Args, Debug)]

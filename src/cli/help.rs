@@ -56,7 +56,9 @@ EXAMPLES:
 pub(crate) const EXAMPLES_PLOT: &str = "\
 EXAMPLES:
   bench-normalize plot results/*.json -o frontier.svg
-  bench-normalize plot c1.log c4.log c16.log -o - > frontier.svg";
+  bench-normalize plot c1.log c4.log c16.log -o - > frontier.svg
+  # The store's history: the per-user decode rate over commits, the newest run's baseline as a band
+  bench-normalize plot --history per-user --by commit --label branch=main -o history.svg";
 
 pub(crate) const EXAMPLES_COMPARE: &str = "\
 EXAMPLES:

@@ -51,7 +51,13 @@ pub(crate) fn main() -> i32 {
             return run_client(&command, &settings, common) as i32;
         }
         Some(Command::Sweep { sweep, format }) => return sweep::sweep_command(sweep, Some(format), None) as i32,
-        Some(Command::Plot { sweep, output }) => return sweep::sweep_command(sweep, None, Some(output)) as i32,
+        Some(Command::Plot { plot, output }) => {
+            #[cfg(feature = "store")]
+            if plot.history.history.is_some() {
+                return store::history_command(plot, output) as i32;
+            }
+            return sweep::sweep_command(plot.sweep(), None, Some(output)) as i32;
+        }
         Some(Command::Compare(args)) => return compare::compare_sides(args) as i32,
         Some(Command::Aggregate(args)) => return sweep::aggregate_command(args) as i32,
         #[cfg(feature = "mcp")]

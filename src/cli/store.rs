@@ -4,12 +4,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::args::{
-    ErrorFormat, ExportFormat, ListFormat, ReadArgs, RegressArgs, RegressFormat, StoreAction, StoreArgs, TestArg,
+    ErrorFormat, ExportFormat, HistoryFigure, ListFormat, PlotArgs, ReadArgs, RegressArgs, RegressFormat, StoreAction,
+    StoreArgs, TestArg,
 };
 use super::diagnostics::{emit, report_checks, report_error};
 use super::load_definitions;
 use crate::error::printable;
-use crate::store::regress::{self, Settings, Test};
+use crate::store::history;
+use crate::store::regress::{self, RFig, Settings, Test};
 use crate::store::{self, Added, Filter, Labels, Store, StoreError};
 use crate::{Error, ExitCode, Options, Policy, Run, Tolerances};
 
@@ -268,4 +270,67 @@ pub(crate) fn regress_command(a: RegressArgs) -> ExitCode {
         RegressFormat::Json => serde_json::to_string_pretty(&verdicts).expect("a verdict serializes") + "\n",
     };
     write_out(&text, format, worst.max(verdicts.exit_code()))
+}
+
+/// `plot --history FIGURE -o SVG`: the store's history of one figure ([`store::history`]).
+/// Exit code: 0 written; 3 no store there, or no stored run gives the figure (nothing written);
+/// 4 the store cannot be read or the SVG written; 2 the output is the store itself.
+pub(crate) fn history_command(a: PlotArgs, output: PathBuf) -> ExitCode {
+    let format = a.read.error_format;
+    let h = a.history;
+    let path = match store_path(h.store.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            report_error(format, &e);
+            return e.exit_code();
+        }
+    };
+    // The store is the input: the SVG never replaces it.
+    let guard = super::guard::Guard::new(std::slice::from_ref(&path));
+    let target_ok = if super::guard::names_stdout(&output) { Ok(()) } else { guard.check_target("plot -o", &output) };
+    if let Err(e) = guard.streams().and(target_ok) {
+        report_error(format, &e);
+        return e.exit_code();
+    }
+    let figure = match h.history.expect("--history is given") {
+        HistoryFigure::Tpot => RFig::Tpot,
+        HistoryFigure::PerUser => RFig::PerUser,
+        HistoryFigure::TtftMean => RFig::TtftMean,
+        HistoryFigure::TtftP99 => RFig::TtftP99,
+        HistoryFigure::E2eMean => RFig::E2eMean,
+        HistoryFigure::OutputThroughput => RFig::OutputThroughput,
+    };
+    let settings = history::Settings {
+        figure,
+        by: if h.by == "time" { history::By::Time } else { history::By::Label(h.by.clone()) },
+        labels: h.labels.into_iter().collect(),
+        baseline_last: h.baseline_last as usize,
+        min_change: h.min_change,
+    };
+    let mut store = match Store::open_existing(&path) {
+        Ok(s) => s,
+        Err(e) => return fail(format, &e),
+    };
+    let view = match history::history(&mut store, &settings) {
+        Ok(v) => v,
+        Err(e) => return fail(format, &e),
+    };
+    let svg = match history::render(&view, settings.min_change) {
+        Ok(svg) => svg,
+        Err(message) => {
+            let e = Error::NoResult {
+                input: store.name().to_string(),
+                looked_for: format!("{message}; nothing was written"),
+            };
+            report_error(format, &e);
+            return e.exit_code();
+        }
+    };
+    match guard.write_whole("plot -o", &output, svg.as_bytes()) {
+        Ok(()) => ExitCode::Ok,
+        Err(e) => {
+            report_error(format, &e);
+            e.exit_code()
+        }
+    }
 }

@@ -25,6 +25,7 @@ use crate::vocabulary::{reported, workload};
 use crate::{Collect, ExitCode, Options};
 
 mod db;
+pub mod history;
 pub mod regress;
 mod schema;
 pub use crate::stats;
@@ -382,6 +383,11 @@ impl Store {
     }
 
     /// Whether the store is a PostgreSQL database.
+    /// The file, or the URL with its password hidden: for messages.
+    pub fn name(&self) -> &str {
+        &self.path
+    }
+
     pub fn is_postgres(&self) -> bool {
         self.db.is_postgres()
     }
