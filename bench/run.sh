@@ -131,6 +131,15 @@ if [ "$REGEN" = 1 ] || [ ! -s "$OUT/many.all.log" ]; then
   done
   cat "$MANY"/*.txt >"$OUT/many.all.log" || exit 2
 fi
+# the store: 10,000 runs in one log (one captured block, 10,000 times: 10,000 blocks, each its own
+# natural key), added to a new SQLite store in one `store add`
+STORE_LOG="$OUT/store10k.log"
+STORE_RUNS=10000
+if [ "$REGEN" = 1 ] || [ ! -s "$STORE_LOG" ]; then
+  log "writing store10k.log ($STORE_RUNS blocks)"
+  "$PY" -c 'import sys; b = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(b * int(sys.argv[3]))' \
+    "$ROOT/samples/captured/vllm-s2.stdout.txt" "$STORE_LOG" "$STORE_RUNS" || exit 2
+fi
 echo "$FINGERPRINT" >"$OUT/inputs.fingerprint"
 BIG="$OUT/big.log"
 DET="$OUT/detailed.json"
@@ -157,7 +166,7 @@ once() {
 }
 
 log "warming the page cache"
-cat "$BIG" "$DET" "$SMALL" "$BN" "$MANY"/*.txt "$OUT/many.all.log" >/dev/null
+cat "$BIG" "$DET" "$SMALL" "$BN" "$MANY"/*.txt "$OUT/many.all.log" "$STORE_LOG" >/dev/null
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The repetitions are interleaved (round-robin over the commands) so that a change of machine
@@ -184,6 +193,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
   # one small log: peak RSS (the time comes from the start-up measurement below)
   once bn_small "$SMALL" "$rep" "$BN" "$SMALL"
   once py_pass "$SMALL" "$rep" "$PY" -c pass
+  # the store: 10,000 runs added to a new SQLite file (one transaction)
+  once store_add "$STORE_LOG" "$rep" sh -c 'rm -f "$1" && "$2" store add --store "$1" "$3"' sh "$OUT/store10k.sqlite" "$BN" "$STORE_LOG"
 done
 
 # per-invocation time: one small log vs the bare Python start-up
@@ -227,6 +238,9 @@ echo $? >"$OUT/big.bn.rc"
 "$BN" --format jsonl "$DET" >"$OUT/detailed.bn.jsonl" 2>"$OUT/detailed.bn.stderr"
 echo $? >"$OUT/detailed.bn.rc"
 "$PY" bench/baseline_json.py "$DET" >"$OUT/detailed.py.json" 2>/dev/null
+# the last round's store holds every run once, and adding the log again stores nothing new
+"$BN" store list --store "$OUT/store10k.sqlite" --format json 2>/dev/null | "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)))' >"$OUT/store10k.count"
+"$BN" store add --store "$OUT/store10k.sqlite" "$STORE_LOG" 2>/dev/null | grep -c '^stored' >"$OUT/store10k.again"
 # Writing big.log's report alone (its runs already in memory, one core, fastest of 5): what no way
 # of reading the log can go below, with this report and this serializer.
 rm -f "$OUT/serialize.tsv"
@@ -367,6 +381,9 @@ w2 = f"detailed.json: {det_mb:.0f} MB, {exp['requests']} requests, {exp['chunks'
 row(w2, "`bench-normalize --format jsonl`", j_bn, j_py["wall"] / j_bn["wall"], None,
     verdicts(det_runs) if json_supported else "**cannot read the file yet** (exit %d)" % det_rc)
 row("", "`python3 bench/baseline_json.py` (json.load)", j_py, 1.0, None, "the baseline")
+s_add = M["store_add"]
+row(f"store10k.log: {s_add['bytes'] / 1e6:.0f} MB, 10,000 blocks", "`bench-normalize store add --store new.sqlite store10k.log`", s_add, None, None,
+    "read, validated and stored in one SQLite transaction")
 b_small = M["bn_small"]; p_pass = M["py_pass"]
 rows.append([f"one small log ({b_small['bytes'] / 1e3:.1f} KB, vllm-s2)", "`bench-normalize FILE`", fmt(b_small["bytes"] / 1e6, 3),
              f"{bn_small_ms / 1e3:.4f}", "", fmt(b_small["rss_mb"], 1), f"{py_pass_ms / bn_small_ms:.2f}x", "", b_small["codes"],
@@ -436,6 +453,16 @@ except (OSError, ValueError):
 target("(harness) baselines agree with the generator", py_ok and py_runs == blocks and grep_count == blocks,
        f"baseline_json {py_tpot if py_tpot is None else round(py_tpot, 6)} ms, baseline_regex {py_runs} blocks, "
        f"grep {grep_count} lines")
+
+def read_int(name):
+    try:
+        return int(open(os.path.join(out, name)).read().strip())
+    except (OSError, ValueError):
+        return None
+stored, again = read_int("store10k.count"), read_int("store10k.again")
+target("10,000 runs added to a SQLite store in seconds (< 10 s), each once", s_add["wall"] < 10 and stored == 10000 and again == 0
+       and set(s_add["codes"].split(",")) == {"0"},
+       f"{s_add['wall']:.2f} s; {stored} rows; {again} stored by a second add")
 
 tl = ["| status | target | measured | note |", "|---|---|---|---|"]
 tl += [f"| {s} | {n} | {g} | {x} |" for s, n, g, x, _ in T]

@@ -906,3 +906,26 @@ fn the_agent_loop_stores_only_what_is_fit_to_store() {
         }
     }
 }
+
+/// The report `run` writes is a report like any other: `check` reads it back (its `source.run`
+/// included) with the same verdict and figures, and a hand-edited `source.run` of the wrong shape
+/// is refused.
+#[test]
+fn the_report_run_writes_is_read_back() {
+    let scene = Scene::new();
+    let out = scene.run(&["-f", "json"], VLLM, "captured/vllm-s2", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let path = scene.tmp.path().join("run.json");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let back = Command::new(env!("CARGO_BIN_EXE_bench-normalize")).arg("check").arg(&path).output().unwrap();
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    let (a, b) = (only_run(&out), only_run(&back));
+    assert_eq!(a["source"]["run"], b["source"]["run"]);
+    assert_eq!(a["derived"]["tpot_ms"]["mean"], b["derived"]["tpot_ms"]["mean"]);
+    let mut doc = report(&out);
+    doc["runs"][0]["source"]["run"]["command"] = Value::String("vllm bench serve".into());
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let bad = Command::new(env!("CARGO_BIN_EXE_bench-normalize")).arg("check").arg(&path).output().unwrap();
+    assert_eq!(bad.status.code(), Some(3), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("source.run.command"), "{}", stderr(&bad));
+}

@@ -581,3 +581,86 @@ fn the_history_view_needs_a_store_and_takes_no_files() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
+
+#[test]
+fn a_baseline_window_takes_only_the_runs_added_within_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for store in stores(dir.path(), "window") {
+        let old = scaled(dir.path(), "old.log", 1.0);
+        assert_eq!(run(&store, &["store", "add"], &[old]).status.code(), Some(0));
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let recent = scaled(dir.path(), "recent.log", 1.01);
+        assert_eq!(run(&store, &["store", "add"], &[recent]).status.code(), Some(0));
+        let new = scaled(dir.path(), "new.log", 1.0);
+        // The last week: both stored runs; the last second: only the recent one; none within it
+        // when the store's clock has moved on.
+        let (code, v, err) = regress_json(&store, std::slice::from_ref(&new), &["--baseline-within", "7d"]);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(v["groups"][0]["baseline_runs"].as_array().unwrap().len(), 2, "{v}");
+        let (code, v, err) = regress_json(&store, std::slice::from_ref(&new), &["--baseline-within", "2s"]);
+        assert_eq!(code, Some(0), "{err}");
+        let inputs: Vec<&str> =
+            v["groups"][0]["baseline_runs"].as_array().unwrap().iter().map(|r| r["input"].as_str().unwrap()).collect();
+        assert_eq!(inputs.len(), 1, "{v}");
+        assert!(inputs[0].ends_with("recent.log"), "{inputs:?}");
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let (code, _, err) = regress_json(&store, std::slice::from_ref(&new), &["--baseline-within", "1s"]);
+        assert_eq!(code, Some(3), "no baseline within the last second: {err}");
+        let o = bin(&store).args(["regress", "--baseline-within", "7 days"]).arg(&new).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+    }
+}
+
+/// The README's CI job, run as written (its store path moved into a temporary folder), with the
+/// stand-in client of tests/fake-client playing `vllm bench serve`: the first run passes with no
+/// baseline, the same run again passes, a run 20% slower fails with exit 8, and each is kept.
+#[test]
+fn the_readmes_ci_job_fails_on_a_regression_and_keeps_every_run() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme.split("<!-- ci-job").nth(1).expect("README has the ci-job block");
+    let script = block.split("```sh\n").nth(1).unwrap().split("```").next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("runs.sqlite");
+    let script = script.replace("/cache/bench/runs.sqlite", &store.display().to_string());
+    assert!(script.contains("regress") && script.contains("store add"));
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-client");
+    let exe = Path::new(env!("CARGO_BIN_EXE_bench-normalize")).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        [fake.join("bin"), exe].into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let slow = scaled(dir.path(), "slow.stdout.txt", 1.2);
+    let job = |sample: &Path, commit: &str| {
+        let summary = dir.path().join(format!("summary-{commit}.md"));
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("PYTHONPATH", &fake)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("FAKE_SAMPLE", sample)
+            .env("FAKE_NO_FILE", "1")
+            .env("MODEL", "m")
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_REF_NAME", "main")
+            .env("GITHUB_SHA", commit)
+            .env_remove("BENCH_NORMALIZE_STORE")
+            .output()
+            .unwrap();
+        (o.status.code(), std::fs::read_to_string(&summary).unwrap_or_default(), text(&o.stderr))
+    };
+    let honest = captured().join("vllm-s1");
+    let (code, _, err) = job(&honest, "c1");
+    assert_eq!(code, Some(0), "first run, no baseline: {err}");
+    let (code, summary, err) = job(&honest, "c2");
+    assert_eq!(code, Some(0), "the same run again: {err}\n{summary}");
+    assert!(summary.contains("unchanged"), "{summary}");
+    let (code, summary, err) = job(&slow.with_file_name("slow"), "c3");
+    assert_eq!(code, Some(8), "a run 20% slower: {err}\n{summary}");
+    assert!(summary.contains("regression"), "{summary}");
+    let store = store.display().to_string();
+    let commits: std::collections::BTreeSet<String> =
+        rows(&store).iter().map(|r| r["labels"]["commit"].as_str().unwrap().to_string()).collect();
+    assert_eq!(commits, ["c1", "c2", "c3"].map(String::from).into());
+}

@@ -261,6 +261,35 @@ pub(super) fn source_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
                 }),
                 false,
             ),
+            // `run -- CLIENT`: how the client was run (the report `run` writes is read back).
+            ("run", Ty::Null(&Ty::Walk(client_run_shape)), false),
+        ],
+        out,
+    );
+}
+
+/// `source.run`: [`crate::report::ClientRun`].
+fn client_run_shape(v: &Value, at: &str, out: &mut Vec<ShapeError>) {
+    const STRS: Ty = Ty::List(&Ty::Str);
+    object(
+        v,
+        at,
+        "how the client was run",
+        &[
+            ("client", Ty::Null(&Ty::Str), false),
+            ("given", STRS, true),
+            ("command", STRS, true),
+            ("added_flags", STRS, false),
+            ("tool_version", Ty::Null(&Ty::Str), false),
+            ("version_from", Ty::Str, false),
+            ("started", Ty::Str, true),
+            ("ended", Ty::Str, true),
+            ("duration_s", Ty::NumMin0, true),
+            ("exit_code", Ty::Null(&Ty::Num), false),
+            ("signal", Ty::Null(&Ty::Num), false),
+            ("forwarded_signals", Ty::List(&Ty::Num), false),
+            ("result_file", Ty::Null(&Ty::Str), false),
+            ("kept", Ty::Null(&Ty::Str), false),
         ],
         out,
     );

@@ -410,6 +410,10 @@ pub(crate) struct RegressArgs {
     /// The baseline: only stored runs with this label (repeatable: all of them), e.g. branch=main.
     #[arg(long = "baseline-label", value_name = "KEY=VALUE", value_parser = parse_label)]
     pub(crate) baseline_labels: Vec<(String, String)>,
+    /// The baseline: only stored runs added within this long before now (by the store's clock):
+    /// a number and a unit, s, m, h, d or w (`7d`: the last week's runs).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) baseline_within: Option<u64>,
     /// The smallest relative change of a figure's mean that counts.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.05, value_parser = parse_fraction)]
     pub(crate) min_change: f64,
@@ -446,6 +450,26 @@ pub(crate) enum RegressFormat {
 #[cfg(feature = "store")]
 fn parse_label(s: &str) -> Result<(String, String), String> {
     crate::store::parse_label(s)
+}
+
+/// `7d`, `12h`, `30m`, `90s`, `2w`: seconds.
+#[cfg(feature = "store")]
+fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => 0,
+    };
+    match n.parse::<u64>() {
+        Ok(n) if n > 0 && scale > 0 => n.checked_mul(scale).ok_or_else(|| format!("{s:?} is too long")),
+        _ => Err(format!("{s:?} is not a duration: a number and s, m, h, d or w (7d)")),
+    }
 }
 
 /// A fraction in (0, 1).

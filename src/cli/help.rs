@@ -97,7 +97,9 @@ EXAMPLES:
   # Against the runs labelled branch=main, 3% as the smallest change, as JSON
   bench-normalize regress new/*.json --baseline-label branch=main --min-change 0.03 --format json
   # Repetitions on both sides: a rank test instead of Welch's t-test
-  bench-normalize regress rep1.json rep2.json rep3.json --baseline-last 5 --test mann-whitney";
+  bench-normalize regress rep1.json rep2.json rep3.json --baseline-last 5 --test mann-whitney
+  # Against the last week's runs only
+  bench-normalize regress run.json --baseline-within 7d";
 
 pub(crate) const EXAMPLES_SCHEMA: &str = "\
 EXAMPLES:

@@ -253,6 +253,7 @@ pub(crate) fn regress_command(a: RegressArgs) -> ExitCode {
     let settings = Settings {
         last: a.baseline_last as usize,
         labels: a.baseline_labels.into_iter().collect(),
+        within_s: a.baseline_within,
         min_change: a.min_change,
         test: match a.test {
             TestArg::Welch => Test::Welch,

@@ -121,6 +121,18 @@ impl Db {
         }
     }
 
+    /// The time `seconds` before now as `added_at` text, in SQL (the database's clock, as
+    /// `added_at` is).
+    pub(super) fn ago_sql(&self, seconds: u64) -> String {
+        match self {
+            Db::Sqlite(_) => format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{seconds} seconds')"),
+            Db::Postgres(_) => format!(
+                "to_char((clock_timestamp() - interval '{seconds} seconds') AT TIME ZONE 'UTC', \
+                 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+            ),
+        }
+    }
+
     /// Statements without parameters, separated by `;`.
     pub(super) fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {

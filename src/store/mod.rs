@@ -329,6 +329,8 @@ pub struct Filter {
     pub tool: Option<String>,
     /// The latest `n` only (by time added).
     pub last: Option<usize>,
+    /// Only runs added in the last `within_s` seconds (by the store's clock).
+    pub within_s: Option<u64>,
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -557,6 +559,9 @@ impl Store {
                 Val::T(Some(k.clone())),
             );
             arg(&mut sql, " AND l.value = $?)", Val::T(Some(v.clone())));
+        }
+        if let Some(secs) = filter.within_s {
+            sql.push_str(&format!(" AND added_at >= {}", self.db.ago_sql(secs)));
         }
         sql.push_str(" ORDER BY added_at DESC, id DESC");
         if let Some(n) = filter.last {

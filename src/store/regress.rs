@@ -130,6 +130,8 @@ pub struct Settings {
     pub last: usize,
     /// Baseline: only stored runs carrying every one of these labels.
     pub labels: Labels,
+    /// Baseline: only stored runs added in the last this many seconds.
+    pub within_s: Option<u64>,
     /// The smallest relative change of the mean that counts (0.05: 5%).
     pub min_change: f64,
     /// The test with enough runs.
@@ -140,7 +142,7 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { last: 10, labels: Labels::new(), min_change: 0.05, test: Test::Welch, alpha: 0.05 }
+        Settings { last: 10, labels: Labels::new(), within_s: None, min_change: 0.05, test: Test::Welch, alpha: 0.05 }
     }
 }
 
@@ -263,6 +265,7 @@ pub fn regress(store: &mut Store, new: &[Run], settings: &Settings) -> Result<Ve
             workload: Some(key.clone()),
             tool: (tools.len() == 1).then(|| tools.iter().next().map(|t| t.to_string())).flatten(),
             last: Some(settings.last),
+            within_s: settings.within_s,
         };
         let mut stored = store.list(&filter, true)?;
         if stored.is_empty() && filter.tool.is_some() {
