@@ -5,8 +5,8 @@
 //!   unusable one is **excluded and named**, never averaged in.
 //! * The accepted runs are grouped by what makes them repetitions of one configuration: the tool,
 //!   the definition that read them, the semantics their figures have (ITL per chunk or per token,
-//!   where E2E ends, ...) and the workload key `compare` and the store use. Runs whose figures
-//!   mean different things are never in one group.
+//!   where E2E ends, ...) and the workload key `compare` and the store use (and, for stored
+//!   runs, their labels). Runs whose figures mean different things are never in one group.
 //! * Per figure: each run's own value, their median, mean, sample standard deviation, coefficient
 //!   of variation and a t-based confidence interval of the mean (as AIPerf reports repeated runs).
 //!   When every run of a group kept its per-request arrays (result files), TTFT, E2E and TPOT are
@@ -15,6 +15,7 @@
 //! * The document says what it is (`"kind": "aggregate"`): it has no `runs`, so no reader of a
 //!   run's report takes it for one.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -161,6 +162,9 @@ pub struct Group {
     pub parser: String,
     pub semantics: Semantics,
     pub workload: WorkloadKey,
+    /// The labels the runs were stored with (`aggregate --from-store`): part of a configuration.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
     pub runs: Vec<RunRef>,
     /// Why figures are not pooled over requests (absent when they are).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,9 +210,17 @@ fn reason(run: &Run) -> String {
 
 /// Summarize `runs` (each already read and validated) at the confidence `level` (0 < level < 1).
 pub fn aggregate(runs: &[Run], level: f64) -> Aggregate {
+    aggregate_labelled(runs, &[], level)
+}
+
+/// [`aggregate`], each run with the labels it was stored with (`labels[i]` for `runs[i]`; none
+/// past the end): runs with other labels are other configurations, never one group.
+pub fn aggregate_labelled(runs: &[Run], labels: &[BTreeMap<String, String>], level: f64) -> Aggregate {
     let mut groups: Vec<(Group, Vec<&Run>)> = Vec::new();
     let mut excluded = Vec::new();
-    for run in runs {
+    let none = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        let labelled = labels.get(i).unwrap_or(&none);
         if run.verdict != Verdict::Accepted {
             excluded.push(Excluded {
                 input: run.source.input.clone(),
@@ -224,6 +236,7 @@ pub fn aggregate(runs: &[Run], level: f64) -> Aggregate {
                 && g.parser == run.source.parser
                 && g.semantics == run.source.semantics
                 && g.workload == key
+                && g.labels == *labelled
         };
         let at = match groups.iter().position(|(g, _)| same(g)) {
             Some(i) => i,
@@ -234,6 +247,7 @@ pub fn aggregate(runs: &[Run], level: f64) -> Aggregate {
                         parser: run.source.parser.clone(),
                         semantics: run.source.semantics.clone(),
                         workload: key,
+                        labels: labelled.clone(),
                         runs: Vec::new(),
                         not_pooled: None,
                         figures: Vec::new(),
@@ -413,7 +427,8 @@ pub fn markdown(a: &Aggregate) -> String {
         show(a.confidence * 100.0)
     );
     for g in &a.groups {
-        let _ = writeln!(out, "## {} · {}\n", esc(&g.tool), esc(&g.workload.describe()));
+        let labels: Vec<String> = g.labels.iter().map(|(k, v)| format!(" · {k}={v}")).collect();
+        let _ = writeln!(out, "## {} · {}{}\n", esc(&g.tool), esc(&g.workload.describe()), esc(&labels.concat()));
         let names: Vec<String> = g.runs.iter().map(|r| format!("{}#{}", esc(&r.input), r.block)).collect();
         let _ = writeln!(out, "{} run(s): {}\n", g.runs.len(), names.join(", "));
         if let Some(why) = &g.not_pooled {

@@ -664,3 +664,37 @@ fn the_readmes_ci_job_fails_on_a_regression_and_keeps_every_run() {
         rows(&store).iter().map(|r| r["labels"]["commit"].as_str().unwrap().to_string()).collect();
     assert_eq!(commits, ["c1", "c2", "c3"].map(String::from).into());
 }
+
+/// `aggregate --from-store`: the stored repetitions give the summary their files give.
+#[test]
+fn stored_repetitions_aggregate_as_their_files_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let reps: Vec<PathBuf> =
+        [1.0, 1.03, 0.98].iter().enumerate().map(|(i, f)| scaled(dir.path(), &format!("rep{i}.log"), *f)).collect();
+    let other = scaled(dir.path(), "other.log", 1.5);
+    let agg = |cmd: &mut Command| {
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["groups"].as_array().unwrap().iter().map(|g| g["figures"].clone()).collect::<Vec<_>>()
+    };
+    let from_files = agg(bin("unused").args(["aggregate", "-f", "json"]).args(&reps));
+    assert_eq!(from_files.len(), 1);
+    for store in stores(dir.path(), "reps") {
+        assert_eq!(run(&store, &["store", "add", "--label", "set=a"], &reps).status.code(), Some(0));
+        assert_eq!(
+            run(&store, &["store", "add", "--label", "set=b"], std::slice::from_ref(&other)).status.code(),
+            Some(0)
+        );
+        let from_store = agg(bin(&store).args(["aggregate", "--from-store", "--label", "set=a", "-f", "json"]));
+        assert_eq!(from_store, from_files, "{store}");
+        let tpot = from_store[0].as_array().unwrap().iter().find(|f| f["figure"] == "tpot_ms").unwrap();
+        assert_eq!(tpot["runs"], 3);
+        assert_eq!(tpot["method"], "median-of-runs");
+        // Every stored run: the other set's slower run makes a second group, never averaged in.
+        let all = agg(bin(&store).args(["aggregate", "--from-store", "-f", "json"]));
+        assert_eq!(all.len(), 2, "{store}");
+    }
+    let o = bin(dir.path().join("none.sqlite")).args(["aggregate", "--from-store"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(3));
+}

@@ -307,8 +307,23 @@ pub(crate) struct CompareArgs {
 #[derive(Args, Debug)]
 pub(crate) struct AggregateArgs {
     /// The repetitions: logs, result files or reports; `-` for standard input.
-    #[arg(required = true)]
+    #[cfg_attr(feature = "store", arg(required_unless_present = "from_store", conflicts_with = "from_store"))]
+    #[cfg_attr(not(feature = "store"), arg(required = true))]
     pub(crate) files: Vec<PathBuf>,
+    /// Aggregate stored runs instead of files: those carrying every --label (all of them without
+    /// one), from --store. Stored runs keep no per-request arrays: nothing is pooled.
+    #[cfg(feature = "store")]
+    #[arg(long)]
+    pub(crate) from_store: bool,
+    /// The store (as for `store`). Default: $BENCH_NORMALIZE_STORE, else
+    /// $XDG_DATA_HOME/bench-normalize/store.sqlite.
+    #[cfg(feature = "store")]
+    #[arg(long, value_name = "PATH", env = "BENCH_NORMALIZE_STORE", requires = "from_store")]
+    pub(crate) store: Option<PathBuf>,
+    /// With --from-store: only runs with this label (repeatable), e.g. commit=abc123.
+    #[cfg(feature = "store")]
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label, requires = "from_store")]
+    pub(crate) labels: Vec<(String, String)>,
     /// The confidence level of each figure's interval of the mean.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95, value_parser = parse_level)]
     pub(crate) confidence: f64,

@@ -335,3 +335,20 @@ pub(crate) fn history_command(a: PlotArgs, output: PathBuf) -> ExitCode {
         }
     }
 }
+
+/// `aggregate --from-store`: the accepted stored runs carrying every label, oldest first, each with
+/// its labels.
+pub(crate) fn stored_runs(
+    store: Option<PathBuf>,
+    labels: &[(String, String)],
+    format: ErrorFormat,
+) -> Result<(Vec<Run>, Vec<Labels>), ExitCode> {
+    let path = store_path(store).map_err(|e| {
+        report_error(format, &e);
+        e.exit_code()
+    })?;
+    let filter = Filter { labels: labels.iter().cloned().collect(), ..Filter::default() };
+    let rows = Store::open_existing(&path).and_then(|mut s| s.list(&filter, true)).map_err(|e| fail(format, &e))?;
+    let runs = rows.iter().rev().map(|r| r.to_run().map_err(|e| fail(format, &e))).collect::<Result<_, _>>()?;
+    Ok((runs, rows.into_iter().rev().map(|r| r.labels).collect()))
+}

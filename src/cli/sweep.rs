@@ -63,11 +63,27 @@ pub(super) fn read_reported(
 /// Exit code: as for logs (1 a repetition rejected and left out, 3 one unusable or an input with
 /// no result, 4 I/O); 3 with nothing printed when no run is accepted.
 pub(crate) fn aggregate_command(a: AggregateArgs) -> ExitCode {
+    #[cfg(feature = "store")]
+    if a.from_store {
+        return match super::store::stored_runs(a.store.clone(), &a.labels, a.read.error_format) {
+            Ok((runs, labels)) => aggregate_runs(&a, &runs, &labels, ExitCode::Ok),
+            Err(code) => code,
+        };
+    }
     let (runs, worst, _guard) = match read_reported(&a.files, &a.read, None) {
         Ok(read) => read,
         Err(code) => return code,
     };
-    let summary = crate::aggregate::aggregate(&runs, a.confidence);
+    aggregate_runs(&a, &runs, &[], worst)
+}
+
+fn aggregate_runs(
+    a: &AggregateArgs,
+    runs: &[Run],
+    labels: &[std::collections::BTreeMap<String, String>],
+    worst: ExitCode,
+) -> ExitCode {
+    let summary = crate::aggregate::aggregate_labelled(runs, labels, a.confidence);
     let worst = worst.max(summary.exit_code());
     if summary.groups.is_empty() {
         let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
