@@ -365,7 +365,7 @@ mod tests {
     }
 
     /// A string of printable text and the characters that move a terminal, forge a line or
-    /// reorder one, in any mix (as tests/hostile.rs makes them).
+    /// reorder one, in any mix (as tests/it/hostile.rs makes them).
     fn hostile() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         const HARMFUL: &[char] = &[

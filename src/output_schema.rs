@@ -5,7 +5,7 @@
 //! The canonical report's schema is derived from its types ([`crate::report::schema`]); dstack's
 //! from the fields of its preset model; the SGLang auto-benchmark row's from the skill's
 //! `references/result-schema.md` (docs/agents.md). Each is tested by validating every sample's
-//! output in its format against it (`tests/agent.rs`).
+//! output in its format against it (`tests/it/agent.rs`).
 
 use serde_json::{Map, Value, json};
 

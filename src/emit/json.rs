@@ -106,7 +106,7 @@ pub(super) fn with_jsonl_line<T>(run: &Run, use_line: impl FnOnce(&[u8]) -> io::
     LINE.with_borrow_mut(|line| {
         line.clear();
         // sonic-rs writes the same bytes as `serde_json::to_writer` (the same serde
-        // serialization, the same float and escape forms: tests/outputs.rs holds it to that on
+        // serialization, the same float and escape forms: tests/it/outputs.rs holds it to that on
         // every sample), checking strings for escapes with SIMD: a run is mostly strings, and
         // serde_json's byte-at-a-time check was the largest single cost of `--format jsonl`.
         sonic_rs::to_writer(&mut *line, run).map_err(io::Error::other)?;

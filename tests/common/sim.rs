@@ -1,5 +1,5 @@
 //! Benchmark runs simulated the way vLLM and SGLang compute their figures, for the property tests
-//! (tests/no_false_rejections.rs, tests/dstack_properties.rs): the scenario strategy, the
+//! (tests/it/no_false_rejections.rs, tests/it/dstack_properties.rs): the scenario strategy, the
 //! simulation, and the statistics as the tools print them. Included with `#[path] mod sim;`.
 #![allow(dead_code)]
 

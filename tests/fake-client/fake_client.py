@@ -1,4 +1,4 @@
-"""A stand-in for a benchmark client, for tests/run.rs: no GPU, no server, no real client.
+"""A stand-in for a benchmark client, for tests/it/run.rs: no GPU, no server, no real client.
 
 It prints a captured client's output (`$FAKE_SAMPLE.stdout.txt`, a path without the suffix) and
 writes the captured result file (`$FAKE_SAMPLE.result.json` / `.result.jsonl`) only when given

@@ -21,7 +21,7 @@ NOT_INPUTS = ("truth.json", "manifest.json", "expected.json", "README.md")
 
 
 def samples():
-    """Every input under samples/*/ (what tests/common.rs's samples() lists)."""
+    """Every input under samples/*/ (what tests/common/mod.rs's samples() lists)."""
     out = []
     for d in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         for f in sorted(d.iterdir()):

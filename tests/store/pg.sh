@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store's tests (tests/store.rs) against a real PostgreSQL server as well as SQLite: the
+# The store's tests (tests/it/store.rs) against a real PostgreSQL server as well as SQLite: the
 # distribution's package, a throwaway cluster in a temporary folder, run by a non-root user and
 # listening on loopback only, stopped and removed at the end. Skipped, saying so, only when the
 # server cannot be installed.
@@ -47,4 +47,4 @@ echo "tests/store/pg.sh: PostgreSQL $("$BIN/postgres" --version | awk '{print $3
 # The tests make a database each (createdb) and store into it by URL.
 export PATH="$BIN:$PATH" PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=bench
 export BENCH_NORMALIZE_TEST_PG="postgresql://bench@127.0.0.1:$PORT"
-cargo test --test store
+cargo test --test it store::

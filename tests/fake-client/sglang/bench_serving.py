@@ -1,4 +1,4 @@
-"""Stand-in `python -m sglang.bench_serving` for tests/run.rs (see ../fake_client.py)."""
+"""Stand-in `python -m sglang.bench_serving` for tests/it/run.rs (see ../fake_client.py)."""
 import sys
 
 import fake_client
