@@ -164,7 +164,8 @@ with tarfile.open(sdist) as t:
     print(f"sdist has all {len(need) + len(parsers)} required files, {len(parsers)} of them parsers/*.toml")
     # Unpacked at a fixed path, each file rewritten only when its content differs: Cargo then
     # rebuilds only what changed (a fresh temp dir each time would rebuild the workspace's crates
-    # and leave their old builds behind in the target dir).
+    # every time). Building another copy of the sources (the checkout itself) into the same
+    # target dir overwrites the workspace's crates there: the next run here rebuilds them.
     top = members[0].name.split("/", 1)[0]
     dest = os.path.join(parent, top)
     os.makedirs(dest, exist_ok=True)
