@@ -16,7 +16,9 @@
 # (bench/generate.py); warm the page cache; time, side by side, bench-normalize, the Python
 # baselines (bench/baseline_regex.py, bench/baseline_json.py) and `grep -F -c` (the floor for
 # scanning the text), with /usr/bin/time -v for peak RSS; time one small log against
-# `python3 -c pass` (hyperfine when installed, else a loop); check that bench-normalize found every
+# `python3 -c pass` (hyperfine when installed, else a loop), and, when dist/ holds the wheel
+# (`bash .ci/wheel.sh` builds it), the executable installed from it beside the release binary and
+# `import bench_normalize` (a console script's floor); check that bench-normalize found every
 # block and the right per-request TPOT; print a Markdown table and PASS/FAIL per target (also saved
 # to OUT/results.md). Exit status: 0 if every target and check passes, 1 if any fails, 2 on a
 # harness error (bad option, missing tool, build failure without a binary).
@@ -85,6 +87,28 @@ cp -f "$BIN_SRC" "$BN"
 SER="$OUT/serialize_only"
 rm -f "$SER"
 [ -x "$ROOT/target/release/examples/serialize_only" ] && cp -f "$ROOT/target/release/examples/serialize_only" "$SER"
+# The executable as `pip install` of the wheel puts it on PATH (dist/, from .ci/wheel.sh: built
+# with zig against glibc 2.17), installed into a venv of its own under OUT; skipped with a note
+# when there is no wheel. The wheel's own `import bench_normalize` is timed too: the least a
+# console-script entry point into the module would cost per invocation.
+WHEEL="$(ls -t "$ROOT"/dist/bench_normalize-*.whl 2>/dev/null | head -n1)"
+WBN=""; WPY=""; WHEEL_NOTE="no wheel in dist/ (bash .ci/wheel.sh builds it)"
+if [ -n "$WHEEL" ]; then
+  WVENV="$OUT/wheel-venv"
+  if [ "$(cat "$WVENV/.wheel" 2>/dev/null)" != "$(md5sum <"$WHEEL")" ]; then
+    log "installing $(basename "$WHEEL") into $WVENV"
+    rm -rf "$WVENV"
+    if "$PY" -m venv "$WVENV" && "$WVENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps "$WHEEL"; then
+      md5sum <"$WHEEL" >"$WVENV/.wheel"
+    else
+      WHEEL_NOTE="installing $(basename "$WHEEL") failed"; log "$WHEEL_NOTE"
+    fi
+  fi
+  if [ -x "$WVENV/bin/bench-normalize" ] && [ -s "$WVENV/.wheel" ]; then
+    WBN="$WVENV/bin/bench-normalize"; WPY="$WVENV/bin/python"
+    WHEEL_NOTE="$(basename "$WHEEL"), $(( $(stat -c %s "$WHEEL") / 1024 )) KiB, built $(date -u -r "$WHEEL" '+%Y-%m-%d %H:%M UTC')"
+  fi
+fi
 REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
 DIRTY="$(git -C "$ROOT" status --porcelain -- src parsers build.rs Cargo.toml 2>/dev/null | wc -l)"
 
@@ -166,7 +190,7 @@ once() {
 }
 
 log "warming the page cache"
-cat "$BIG" "$DET" "$SMALL" "$BN" "$MANY"/*.txt "$OUT/many.all.log" "$STORE_LOG" >/dev/null
+cat "$BIG" "$DET" "$SMALL" "$BN" ${WBN:+"$WBN"} "$MANY"/*.txt "$OUT/many.all.log" "$STORE_LOG" >/dev/null
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The repetitions are interleaved (round-robin over the commands) so that a change of machine
@@ -192,6 +216,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   once py_json "$DET" "$rep" "$PY" bench/baseline_json.py "$DET"
   # one small log: peak RSS (the time comes from the start-up measurement below)
   once bn_small "$SMALL" "$rep" "$BN" "$SMALL"
+  [ -n "$WBN" ] && once bn_wheel_small "$SMALL" "$rep" "$WBN" "$SMALL"
   once py_pass "$SMALL" "$rep" "$PY" -c pass
   # the store: 10,000 runs added to a new SQLite file (one transaction)
   once store_add "$STORE_LOG" "$rep" sh -c 'rm -f "$1" && "$2" store add --store "$1" "$3"' sh "$OUT/store10k.sqlite" "$BN" "$STORE_LOG"
@@ -201,16 +226,17 @@ done
 STARTUP="$OUT/startup.tsv"
 if [ -n "$HYPERFINE" ]; then
   log "per-invocation: hyperfine, $RUNS runs each"
+  WCMDS=()
+  [ -n "$WBN" ] && WCMDS=("$WBN $SMALL" "$WPY -c 'import bench_normalize'")
   "$HYPERFINE" -N -i --warmup 20 --runs "$RUNS" --style none \
     --export-json "$OUT/startup.hyperfine.json" \
-    "$BN $SMALL" "$PY -c pass" "$PY -S -c pass" >"$OUT/startup.hyperfine.txt" 2>&1 || log "hyperfine failed (see $OUT/startup.hyperfine.txt)"
+    "$BN $SMALL" "$PY -c pass" "$PY -S -c pass" "${WCMDS[@]}" >"$OUT/startup.hyperfine.txt" 2>&1 || log "hyperfine failed (see $OUT/startup.hyperfine.txt)"
   "$PY" - "$OUT/startup.hyperfine.json" >"$STARTUP" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 print("method\thyperfine -N (no shell), mean of %d runs" % len(r[0]["times"]))
-print("bn_small_ms\t%.3f\t%.3f" % (r[0]["mean"] * 1e3, r[0]["stddev"] * 1e3))
-print("py_pass_ms\t%.3f\t%.3f" % (r[1]["mean"] * 1e3, r[1]["stddev"] * 1e3))
-print("py_pass_S_ms\t%.3f\t%.3f" % (r[2]["mean"] * 1e3, r[2]["stddev"] * 1e3))
+for i, k in enumerate(["bn_small_ms", "py_pass_ms", "py_pass_S_ms", "bn_wheel_small_ms", "py_import_ms"][:len(r)]):
+    print("%s\t%.3f\t%.3f" % (k, r[i]["mean"] * 1e3, r[i]["stddev"] * 1e3))
 EOF
 else
   log "per-invocation: hyperfine not installed (apt-get install -y hyperfine); loop of $RUNS runs each"
@@ -227,6 +253,10 @@ else
     printf 'bn_small_ms\t%s\t\n' "$(loop_ms "$BN" "$SMALL")"
     printf 'py_pass_ms\t%s\t\n' "$(loop_ms "$PY" -c pass)"
     printf 'py_pass_S_ms\t%s\t\n' "$(loop_ms "$PY" -S -c pass)"
+    if [ -n "$WBN" ]; then
+      printf 'bn_wheel_small_ms\t%s\t\n' "$(loop_ms "$WBN" "$SMALL")"
+      printf 'py_import_ms\t%s\t\n' "$(loop_ms "$WPY" -c 'import bench_normalize')"
+    fi
   } >"$STARTUP"
 fi
 
@@ -253,10 +283,10 @@ fi
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 # which parsers read the banner the generator counts (the others' runs come from tables of runs)
 "$BN" parsers --format json >"$OUT/parsers.json" || exit 2
-"$PY" - "$OUT" "$BLOCKS" "$BUILD_NOTE" "$REV" "$DIRTY" "$PY" "$SMALL" "$LOAD_BEFORE" "$LOAD_AFTER" <<'EOF'
+"$PY" - "$OUT" "$BLOCKS" "$BUILD_NOTE" "$REV" "$DIRTY" "$PY" "$SMALL" "$LOAD_BEFORE" "$LOAD_AFTER" "$WHEEL_NOTE" <<'EOF'
 import json, os, platform, sys
 
-out, blocks, build_note, rev, dirty, py, small, load_before, load_after = sys.argv[1:]
+out, blocks, build_note, rev, dirty, py, small, load_before, load_after, wheel_note = sys.argv[1:]
 blocks = int(blocks)
 raw = {}
 with open(os.path.join(out, "measurements.raw.tsv")) as f:
@@ -392,6 +422,20 @@ rows.append(["", "`python3 -c pass`", "", f"{py_pass_ms / 1e3:.4f}", "", fmt(p_p
              f"{py_pass_ms:.2f}{sd('py_pass_ms')} ms per invocation (bare start-up)"])
 rows.append(["", "`python3 -S -c pass` (no site-packages)", "", f"{py_pass_S_ms / 1e3:.4f}", "", "", f"{py_pass_ms / py_pass_S_ms:.2f}x", "", "",
              f"{py_pass_S_ms:.2f}{sd('py_pass_S_ms')} ms per invocation (start-up without `site`: no .pth files)"])
+# The executable installed from the wheel (dist/), beside the release binary above.
+bn_wheel_ms = float(S["bn_wheel_small_ms"][0]) if "bn_wheel_small_ms" in S else None
+if bn_wheel_ms is not None and "bn_wheel_small" in M:
+    b_w = M["bn_wheel_small"]
+    py_import_ms = float(S["py_import_ms"][0])
+    rows.append(["", "`bench-normalize FILE`, installed from the wheel", fmt(b_w["bytes"] / 1e6, 3), f"{bn_wheel_ms / 1e3:.4f}", "",
+                 fmt(b_w["rss_mb"], 1), f"{py_pass_ms / bn_wheel_ms:.2f}x", "", b_w["codes"],
+                 f"{bn_wheel_ms:.2f}{sd('bn_wheel_small_ms')} ms per invocation, {bn_wheel_ms / bn_small_ms:.2f}x the release binary's "
+                 f"(the wheel's native file: zig, glibc 2.17; {wheel_note})"])
+    rows.append(["", "`python -c 'import bench_normalize'` (the wheel's venv)", "", f"{py_import_ms / 1e3:.4f}", "", "",
+                 f"{py_pass_ms / py_import_ms:.2f}x", "", "",
+                 f"{py_import_ms:.2f}{sd('py_import_ms')} ms per invocation: the least a console script into the module would take"])
+else:
+    rows.append(["", "`bench-normalize FILE`, installed from the wheel", "", "", "", "", "", "", "", f"skipped: {wheel_note}"])
 
 hdr = ["workload", "command", "input MB", "wall s", "MB/s", "peak RSS MB", "speed vs Python", "time vs grep", "exit", "note"]
 lines = ["| " + " | ".join(hdr) + " |", "|" + "|".join("---" for _ in hdr) + "|"]
@@ -430,6 +474,10 @@ target("one small log in under 1/3 of Python's bare start-up (`python3 -c pass`)
 target("(info, stricter) the same against `python3 -S -c pass`", bn_small_ms < py_pass_S_ms / 3,
        f"{bn_small_ms:.2f} ms vs {py_pass_S_ms:.2f} / 3 = {py_pass_S_ms / 3:.2f} ms",
        "start-up without site-packages (less machine-dependent); not in the exit status", counts=False)
+if bn_wheel_ms is not None:
+    target("(info) the wheel's executable starts within 25% of the release binary", bn_wheel_ms <= 1.25 * bn_small_ms,
+           f"{bn_wheel_ms:.2f} ms vs {bn_small_ms:.2f} ms = {bn_wheel_ms / bn_small_ms:.2f}x",
+           "not in the exit status (one small log: start-up and a few ms of work)", counts=False)
 # A block is one run. The log's vllm-rs sweep logs also print a Sweep Summary table, whose rows
 # are runs of their own (another banner): counted apart.
 banner_parsers = {p["id"] for p in json.load(open(os.path.join(out, "parsers.json")))
