@@ -11,7 +11,7 @@
 //!   of variation and a t-based confidence interval of the mean (as AIPerf reports repeated runs).
 //!   When every run of a group kept its per-request arrays (result files), TTFT, E2E and TPOT are
 //!   also **pooled over the requests**: percentiles of all requests together, and TPOT derived
-//!   from the pooled requests exactly as each run's own is ([`crate::derive`]).
+//!   from the pooled requests exactly as each run's own is (by the derive stage).
 //! * The document says what it is (`"kind": "aggregate"`): it has no `runs`, so no reader of a
 //!   run's report takes it for one.
 
