@@ -43,85 +43,118 @@ type Ranks = (usize, usize, Option<(usize, f64)>);
 /// The largest count of values the bounds are worked out for.
 pub(super) const MAX_N: usize = 1 << 20;
 
-impl Sorted {
-    /// The bounds the block's min, max and percentiles put on `n` sorted values within `0..cap`,
-    /// each printed figure within `e`. None for an empty sample or one too large.
-    pub(super) fn of(stat: &Stat, n: usize, numpy: bool, e: f64, cap: f64) -> Option<Sorted> {
-        if n == 0 || n > MAX_N {
-            return None;
-        }
-        let last = n - 1;
-        let nf = n as f64;
-        let percentiles: Vec<(f64, f64)> = stat
+/// One block's bounds laid out for one count after another ([`Layout::at`]), its percentiles read
+/// once and its buffers reused: `tpot-bounds` and `distribution-possible` ask a block for every
+/// request count from 1 to R.
+pub(super) struct Layout {
+    percentiles: Vec<(f64, f64)>,
+    min: Option<f64>,
+    max: Option<f64>,
+    numpy: bool,
+    e: f64,
+    cap: f64,
+    ranks: Vec<Ranks>,
+    sorted: Sorted,
+}
+
+impl Layout {
+    /// A block's min, max and percentiles, each printed figure within `e`, its values within
+    /// `0..cap`.
+    pub(super) fn new(stat: &Stat, numpy: bool, e: f64, cap: f64) -> Layout {
+        let percentiles = stat
             .iter()
             .filter_map(|(k, v)| match k {
                 StatKey::P(p) if p > 0.0 && p < 100.0 => Some((p / 100.0, v)),
                 _ => None,
             })
             .collect();
+        Layout {
+            percentiles,
+            min: stat.get(StatKey::Min),
+            max: stat.get(StatKey::Max),
+            numpy,
+            e,
+            cap,
+            ranks: Vec::new(),
+            sorted: Sorted { n: 0, at: Vec::new(), lb: Vec::new(), ub: Vec::new() },
+        }
+    }
+
+    /// The bounds on `n` sorted values; None for an empty sample or one too large.
+    pub(super) fn at(&mut self, n: usize) -> Option<&Sorted> {
+        if n == 0 || n > MAX_N {
+            return None;
+        }
+        let (numpy, e) = (self.numpy, self.e);
+        let last = n - 1;
+        let nf = n as f64;
         // Each percentile's ranks: how many values lie at or below it, at or above it, and (numpy's
         // interpolation) the two values it lies between with its fraction.
-        let ranks: Vec<Ranks> = percentiles
-            .iter()
-            .map(|&(q, _)| {
-                let (k_le, k_ge) = if numpy {
-                    let rank = q * (nf - 1.0);
-                    let lo = rank.floor();
-                    let f = rank - lo;
-                    (lo + 1.0, if f > 0.0 { nf - lo - 1.0 } else { nf - lo })
-                } else {
-                    ((q * nf).ceil() - 1.0, ((1.0 - q) * nf).ceil() - 1.0)
-                };
-                let between = numpy.then(|| {
-                    let rank = q * (nf - 1.0);
-                    (rank.floor() as usize, rank - rank.floor())
-                });
-                let between = between.filter(|&(lo, f)| n >= 2 && f > 0.0 && lo + 1 < n);
-                (k_le.clamp(0.0, nf) as usize, k_ge.clamp(0.0, nf) as usize, between)
-            })
-            .collect();
-        let mut at = vec![0, last];
-        for &(k_le, k_ge, between) in &ranks {
+        self.ranks.clear();
+        self.ranks.extend(self.percentiles.iter().map(|&(q, _)| {
+            let (k_le, k_ge) = if numpy {
+                let rank = q * (nf - 1.0);
+                let lo = rank.floor();
+                let f = rank - lo;
+                (lo + 1.0, if f > 0.0 { nf - lo - 1.0 } else { nf - lo })
+            } else {
+                ((q * nf).ceil() - 1.0, ((1.0 - q) * nf).ceil() - 1.0)
+            };
+            let between = numpy.then(|| {
+                let rank = q * (nf - 1.0);
+                (rank.floor() as usize, rank - rank.floor())
+            });
+            let between = between.filter(|&(lo, f)| n >= 2 && f > 0.0 && lo + 1 < n);
+            (k_le.clamp(0.0, nf) as usize, k_ge.clamp(0.0, nf) as usize, between)
+        }));
+        let s = &mut self.sorted;
+        s.n = n;
+        s.at.clear();
+        s.at.extend([0, last]);
+        for &(k_le, k_ge, between) in &self.ranks {
             if k_le > 0 {
-                at.push(k_le - 1);
+                s.at.push(k_le - 1);
             }
             if k_ge > 0 {
-                at.push(n - k_ge);
+                s.at.push(n - k_ge);
             }
             if let Some((lo, _)) = between {
-                at.extend([lo, lo + 1]);
+                s.at.extend([lo, lo + 1]);
             }
         }
-        at.sort_unstable();
-        at.dedup();
-        let mut s = Sorted { n, lb: vec![0.0; at.len()], ub: vec![cap.max(0.0); at.len()], at };
+        s.at.sort_unstable();
+        s.at.dedup();
+        s.lb.clear();
+        s.lb.resize(s.at.len(), 0.0);
+        s.ub.clear();
+        s.ub.resize(s.at.len(), self.cap.max(0.0));
         // (Every position a figure sets is laid out: the search finds it.)
         let i = |s: &Sorted, j: usize| s.at.binary_search(&j).unwrap_or_else(|k| k.min(s.at.len() - 1));
-        if let Some(min) = stat.get(StatKey::Min) {
+        if let Some(min) = self.min {
             s.ub[0] = s.ub[0].min(min + e);
             s.lb[0] = s.lb[0].max(min - e);
         }
-        if let Some(max) = stat.get(StatKey::Max) {
+        if let Some(max) = self.max {
             let l = s.at.len() - 1;
             s.ub[l] = s.ub[l].min(max + e);
             s.lb[l] = s.lb[l].max(max - e);
         }
-        for (&(_, p), &(k_le, k_ge, _)) in percentiles.iter().zip(&ranks) {
+        for (&(_, p), &(k_le, k_ge, _)) in self.percentiles.iter().zip(&self.ranks) {
             if k_le > 0 {
-                let x = i(&s, k_le - 1);
+                let x = i(s, k_le - 1);
                 s.ub[x] = s.ub[x].min(p + e);
             }
             if k_ge > 0 {
-                let x = i(&s, n - k_ge);
+                let x = i(s, n - k_ge);
                 s.lb[x] = s.lb[x].max(p - e);
             }
         }
         s.close();
         if numpy && n >= 2 {
             for _ in 0..2 {
-                for (&(_, p), &(_, _, between)) in percentiles.iter().zip(&ranks) {
+                for (&(_, p), &(_, _, between)) in self.percentiles.iter().zip(&self.ranks) {
                     let Some((lo, f)) = between else { continue };
-                    let (x, y) = (i(&s, lo), i(&s, lo + 1));
+                    let (x, y) = (i(s, lo), i(s, lo + 1));
                     let up = p + e + (1.0 / f - 1.0) * (p + e - s.lb[x]).max(0.0);
                     s.ub[y] = s.ub[y].min(up);
                     let down = (p - e - f * s.ub[y]) / (1.0 - f);
@@ -130,7 +163,17 @@ impl Sorted {
                 s.close();
             }
         }
-        Some(s)
+        Some(&self.sorted)
+    }
+}
+
+impl Sorted {
+    /// The bounds the block's min, max and percentiles put on `n` sorted values within `0..cap`,
+    /// each printed figure within `e`. None for an empty sample or one too large.
+    pub(super) fn of(stat: &Stat, n: usize, numpy: bool, e: f64, cap: f64) -> Option<Sorted> {
+        let mut layout = Layout::new(stat, numpy, e, cap);
+        layout.at(n)?;
+        Some(layout.sorted)
     }
 
     /// Each upper bound holds for the values below it, each lower bound for those above.
@@ -199,7 +242,8 @@ pub(super) fn smallest_of(
     cap: f64,
 ) -> Option<f64> {
     let m = stat.mean()?;
-    counts.filter_map(|n| Sorted::of(stat, n, numpy, e, cap)).map(|s| s.smallest(m, e)).reduce(f64::min)
+    let mut layout = Layout::new(stat, numpy, e, cap);
+    counts.filter_map(|n| layout.at(n).map(|s| s.smallest(m, e))).reduce(f64::min)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
 use super::decode::{decode_cap, tpot_row_counts};
-use super::order::Sorted;
+use super::order::{Layout, Sorted};
 use super::{Outcome, skip};
 
 pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
@@ -224,9 +224,9 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal:
         let known = run.source.semantics.percentiles.is_some();
         if let Some(counts) = counts.filter(|_| known && stat.iter().any(|(k, _)| matches!(k, StatKey::P(_)))) {
             let c = cap.as_ref().map_or(f64::INFINITY, |c| c.0);
+            let mut layout = Layout::new(stat, numpy, e, c);
             let (lo, hi) = counts
-                .filter_map(|n| Sorted::of(stat, n, numpy, e, c))
-                .map(|s| s.means())
+                .filter_map(|n| layout.at(n).map(Sorted::means))
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (l, h)| (a.min(l), b.max(h)));
             if lo.is_finite() && m + e < lo {
                 problems.push(format!(
