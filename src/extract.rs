@@ -120,6 +120,11 @@ pub fn extract(block: &Block) -> Extracted {
     let mut section_id: Option<usize> = None;
     let mut seen: HashMap<(Option<usize>, std::borrow::Cow<str>), usize> =
         HashMap::with_capacity_and_hasher(rows.len(), Default::default());
+    // A misplaced row the tool prints before a banner too (`Maximum request concurrency: 128`
+    // ahead of vLLM's progress bar) is the next run's preamble when no row of the block follows
+    // it (a block cut off, then the next run): not a sign of mixed blocks. `Some(false)`: such a
+    // row seen, no row of the block after it yet.
+    let mut preamble_tail: Option<bool> = None;
     for (line, row) in block.body.iter().zip(rows) {
         let trimmed = crate::lex::trim(&line.text);
         if trimmed.is_empty() {
@@ -156,10 +161,16 @@ pub fn extract(block: &Block) -> Extracted {
         };
         let matched = def.row_spec(section.as_deref(), &label, occurrence, out.sectionless);
         let field = match matched {
-            Some((spec, captured)) => read_into(&mut out, spec, captured, value, line.number, false),
+            Some((spec, captured)) => {
+                if preamble_tail == Some(false) {
+                    preamble_tail = Some(true);
+                }
+                read_into(&mut out, spec, captured, value, line.number, false)
+            }
             None => {
                 if out.misplaced.is_none() && def.knows_label(&label) {
                     out.misplaced = Some((line.number, label.trim_end_matches(':').to_string()));
+                    preamble_tail = def.context_spec(&label).map(|_| false);
                 }
                 None
             }
@@ -172,6 +183,9 @@ pub fn extract(block: &Block) -> Extracted {
             field,
             scope: None,
         });
+    }
+    if preamble_tail == Some(false) {
+        out.misplaced = None;
     }
     out
 }

@@ -572,15 +572,15 @@ fn interleaving(
 }
 
 /// How many labels the block's definition knows are printed twice in the block with different
-/// values, in whatever section: a block prints each once (labels a definition reads more than once,
-/// as SGLang's cache report's `Device:` and `Host:`, are one or two), two blocks' rows mixed
-/// print many twice.
+/// values, in whatever section: a block prints each once, two blocks' rows mixed print many twice.
+/// Labels the definition reads more than once (vllm-rs's steady-state section repeats two
+/// throughput rows; SGLang's cache report's `Device:` and `Host:`) are not counted.
 fn repeated_rows(block: &Block) -> usize {
     let mut seen: rustc_hash::FxHashMap<&str, &str> = Default::default();
     let mut repeated: rustc_hash::FxHashSet<&str> = Default::default();
     for (line, row) in block.body.iter().zip(&block.rows) {
         let Some(row) = row else { continue };
-        if !block.definition.knows_label(&row.label) {
+        if !block.definition.knows_label(&row.label) || block.definition.reads_label_twice(&row.label) {
             continue;
         }
         let value = line.text.get(row.value.clone()).unwrap_or_default().trim();

@@ -579,6 +579,21 @@ impl Definition {
             || self.templated.iter().any(|i| self.rows[*i].matches_label(label).is_some())
     }
 
+    /// Whether a row of the definition is read under the section `name` (a section header of its
+    /// tool, not any dashed line: a sweep script's `--- run 35 of 99 ---` is none).
+    pub fn reads_section(&self, name: &str) -> bool {
+        self.rows.iter().any(|r| r.sections.as_ref().is_some_and(|s| s.iter().any(|x| x == name)))
+    }
+
+    /// Whether the definition reads `label` more than once in a block (in several sections, or
+    /// several times in one): a label such a block prints twice with different values honestly.
+    pub fn reads_label_twice(&self, label: &str) -> bool {
+        let exact = self.label_index.get(label).map_or(&[][..], Vec::as_slice);
+        let templated = self.templated.iter().filter(|&&i| self.rows[i].matches_label(label).is_some());
+        let specs: Vec<usize> = exact.iter().copied().chain(templated.copied()).collect();
+        specs.len() > 1 || specs.iter().any(|&i| self.rows[i].occurrence.is_some_and(|o| o > 1))
+    }
+
     pub fn context_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
         self.context.iter().find_map(|s| s.matches_label(label).map(|c| (s, c)))
     }

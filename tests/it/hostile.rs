@@ -651,3 +651,44 @@ fn a_row_only_the_other_tool_prints_gives_the_mix_away() {
         "{mixed:?}"
     );
 }
+
+/// A block cut off and then the next run is no mix, whatever comes between: the next run's own
+/// preamble (`Maximum request concurrency: 128`, which vLLM prints before its progress bar and
+/// also reads as a row), a sweep script's `--- run 35 of 99 ---` after the next block's closing
+/// line (a dashed line, but no section of its tool), or the next block's own repeated rows
+/// (vllm-rs's steady-state section repeats two throughput rows). Each whole block gives what it
+/// gives alone; none is said to be interleaved (all three were, found on bench/run.sh's log).
+#[test]
+fn a_cut_block_then_the_next_run_is_no_mix() {
+    let cut = result_block("vllm-s2");
+    let cut = &cut[..cut.iter().position(|l| l.contains("End-to-end Latency")).unwrap()];
+    let text = std::fs::read_to_string(sample("versions/vllmrs0.33.0-s2.stdout.txt")).unwrap();
+    let rs: Vec<String> =
+        text.lines().skip_while(|l| !l.contains("Serving Benchmark Result")).map(String::from).collect();
+    let cases: [(&str, Vec<String>, Vec<String>); 3] = [
+        (
+            "preamble row",
+            vec!["Maximum request concurrency: 128".into(), "100%|██████████| 16/16 [00:10<00:00,  1.54it/s]".into()],
+            result_block("vllm-s3"),
+        ),
+        (
+            "sweep script line",
+            vec!["INFO:     127.0.0.1:40888 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK".into()],
+            [result_block("sglang-s2"), vec!["--- run 35 of 99 (c=1) ---".into(), "ERROR engine died".into()]].concat(),
+        ),
+        ("repeated rows of its own", vec!["(Bench pid=17243) INFO raised open-file limit".into()], rs),
+    ];
+    let lines = |parts: &[&[String]]| parts.iter().flat_map(|p| p.iter()).map(|l| format!("{l}\n")).collect::<String>();
+    for (what, between, next) in cases {
+        let log = lines(&[cut, &between, &next]);
+        let out = run_with_stdin(&["-f", "jsonl"], log.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("interleaved"), "{what}: {stderr}");
+        let runs = common::run_all(log.as_bytes(), what).unwrap();
+        let alone = common::run_all(lines(&[&next]).as_bytes(), "alone").unwrap();
+        let whole = runs.last().unwrap();
+        assert_eq!(whole.verdict, bench_normalize::report::Verdict::Accepted, "{what}: {:?}", whole.checks);
+        assert_eq!(whole.reported, alone[0].reported, "{what}");
+        assert_eq!(whole.derived.tpot_ms.mean, alone[0].derived.tpot_ms.mean, "{what}");
+    }
+}

@@ -11,7 +11,8 @@ use crate::input::Line;
 
 impl<'d> Scanner<'d> {
     /// The first line that is not blank after a closed block that cut another result's block off
-    /// (or was cut into): a row or section header of the block's own tool there, with no banner
+    /// (or was cut into): a row or section header of the block's own tool there (a section its
+    /// definition reads rows under, not any dashed line), with no banner
     /// of its own, is the rest of a block whose closing line closed this one early. Noted in the
     /// block (`after_close`); the line is then read as usual.
     pub(super) fn look_after(&mut self, line: &Line) {
@@ -28,7 +29,7 @@ impl<'d> Scanner<'d> {
                 Some(r.label.trim_end_matches(':').to_string())
             }
             _ => section_name(def, crate::lex::trim(text))
-                .filter(|n| !n.is_empty())
+                .filter(|n| !n.is_empty() && def.reads_section(n))
                 .map(|n| format!("{n} section header")),
         };
         if let Some(h) = self.held.as_mut()
