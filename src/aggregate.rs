@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::compare::{Fig, WorkloadKey};
 use crate::derive::{percentile, round, show};
 use crate::error::printable;
-use crate::report::{Requests, Run, Semantics, Severity, StatKey, Status, Verdict};
+use crate::report::{Requests, Run, Semantics, StatKey, Verdict};
 use crate::vocabulary::reported;
 use crate::{ExitCode, stats};
 
@@ -199,13 +199,10 @@ impl Aggregate {
 
 /// Why a run is left out: its failed checks (info ones aside).
 fn reason(run: &Run) -> String {
-    let failed: Vec<String> = run
-        .checks
-        .iter()
-        .filter(|c| c.status == Status::Fail && c.severity != Severity::Info)
-        .map(|c| format!("{}: {}", c.id.as_str(), c.message))
-        .collect();
-    if failed.is_empty() { "no derived TPOT could be checked".into() } else { failed.join("; ") }
+    match run.failures() {
+        failed if failed.is_empty() => "no derived TPOT could be checked".into(),
+        failed => failed,
+    }
 }
 
 /// Summarize `runs` (each already read and validated) at the confidence `level` (0 < level < 1).
@@ -305,18 +302,11 @@ impl Pooled {
     }
 
     fn add(&mut self, req: &Requests) {
-        let finite = |x: Option<f64>| x.filter(|x| x.is_finite());
         for i in 0..req.output_len.len() {
             if req.failed.as_ref().is_some_and(|f| f[i]) {
                 continue;
             }
-            let (Some(ttft), Some(out)) = (finite(req.ttft_ms[i]), finite(req.output_len[i])) else { continue };
-            let e2e = match (&req.latency_ms, &req.gap_sums_ms) {
-                (Some(lat), _) => lat[i],
-                (None, Some(sums)) => Some(ttft + sums[i]),
-                (None, None) => None,
-            };
-            let Some(e2e) = finite(e2e) else { continue };
+            let Some((ttft, out, e2e)) = crate::derive::request_times(req, i) else { continue };
             self.ttft.push(ttft);
             self.e2e.push(e2e);
             self.out.push(out);

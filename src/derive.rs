@@ -277,6 +277,19 @@ pub(crate) fn per_request_tpot(req: &Requests, itl: Option<ItlPer>) -> Option<De
     per_request(req, itl).0
 }
 
+/// Request `i`'s TTFT, output length and E2E latency (from the latency list, else its TTFT plus
+/// the sum of its gaps), when all three are finite numbers.
+pub(crate) fn request_times(req: &Requests, i: usize) -> Option<(f64, f64, f64)> {
+    let finite = |x: Option<f64>| x.filter(|x| x.is_finite());
+    let (ttft, out) = (finite(req.ttft_ms[i])?, finite(req.output_len[i])?);
+    let e2e = match (&req.latency_ms, &req.gap_sums_ms) {
+        (Some(lat), _) => lat[i],
+        (None, Some(sums)) => Some(ttft + sums[i]),
+        (None, None) => None,
+    };
+    Some((ttft, out, finite(e2e)?))
+}
+
 /// Exact per-request TPOT, `(E2E_i - TTFT_i) / (n_i - 1)` for every successful request with
 /// `n_i > 1`; request-weighted statistics (the tools' convention) and the token-weighted mean.
 fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, PerRequest) {
@@ -294,14 +307,7 @@ fn per_request(req: &Requests, itl: Option<ItlPer>) -> (Option<DerivedTpot>, Per
         }
         // A value that is no finite number leaves its request out (`per-request-consistency`
         // rejects the run for it).
-        let finite = |x: Option<f64>| x.filter(|x| x.is_finite());
-        let (Some(ttft), Some(out)) = (finite(req.ttft_ms[i]), finite(req.output_len[i])) else { continue };
-        let e2e = match (&req.latency_ms, &req.gap_sums_ms) {
-            (Some(lat), _) => lat[i],
-            (None, Some(sums)) => Some(ttft + sums[i]),
-            (None, None) => None,
-        };
-        let Some(e2e) = finite(e2e) else { continue };
+        let Some((ttft, out, e2e)) = request_times(req, i) else { continue };
         e2es.push(e2e);
         if let Some(counts) = &req.gap_counts
             && out >= 1.0

@@ -702,6 +702,18 @@ pub struct Row {
 }
 
 impl Run {
+    /// Why the run is not accepted, for a message: its failed checks (info ones aside), each
+    /// `id: message`, joined by `; `; empty when none failed.
+    pub fn failures(&self) -> String {
+        let failed: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| c.status == Status::Fail && c.severity != Severity::Info)
+            .map(|c| format!("{}: {}", c.id.as_str(), c.message))
+            .collect();
+        failed.join("; ")
+    }
+
     /// How far the exact value of the figure at `path` may lie from `value`, its printed row's
     /// reading: half a unit of the row's last printed digit; `None` without such a row.
     pub(crate) fn printed_slack(&self, path: &str, value: f64) -> Option<f64> {

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::compare::Fig;
 pub use crate::compare::WorkloadKey;
-use crate::report::{Run, Severity, StatKey, Status, Verdict};
+use crate::report::{Run, StatKey, Verdict};
 use crate::vocabulary::{reported, workload};
 use crate::{Collect, ExitCode, Options};
 
@@ -186,21 +186,14 @@ fn tool_version(run: &Run) -> Option<String> {
 
 /// Why a run is not stored: its failed checks (info ones aside).
 pub fn refusal(run: &Run) -> String {
-    let failed: Vec<String> = run
-        .checks
-        .iter()
-        .filter(|c| c.status == Status::Fail && c.severity != Severity::Info)
-        .map(|c| format!("{}: {}", c.id.as_str(), c.message))
-        .collect();
     let verdict = match run.verdict {
         Verdict::Accepted => "accepted",
         Verdict::Rejected => "rejected",
         Verdict::Unusable => "unusable",
     };
-    if failed.is_empty() {
-        format!("the run is {verdict}")
-    } else {
-        format!("the run is {verdict}: {}", failed.join("; "))
+    match run.failures() {
+        failed if failed.is_empty() => format!("the run is {verdict}"),
+        failed => format!("the run is {verdict}: {failed}"),
     }
 }
 
