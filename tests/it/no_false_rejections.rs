@@ -261,13 +261,17 @@ proptest! {
             }
         }
         // Equal lengths known (a report's requested length as each request's cap): rejected,
-        // with E2E by decode-within-e2e and tpot-bounds, without it when the slots are busy.
+        // with E2E by decode-within-e2e and tpot-bounds, without it when the slots are busy, by
+        // a capacity rule: decode-capacity (decode work), or e2e-capacity (time in flight) where
+        // the decode work of a busy run lands a hair under decode-capacity's 1.5x (a TPOT three
+        // times too slow in slots half busy: 1.4998x in a case proptest found).
         if p.output_tokens == p.ok * s.max_len {
             let run = run_of(&dstack_report(&p, s.max_len, true, Forge::ItlAsTpot));
             prop_assert!(failed(&run, "decode-within-e2e") && failed(&run, "tpot-bounds"), "{:?}", errors(&run));
             if p.busy >= 0.5 {
                 let run = run_of(&dstack_report(&p, s.max_len, false, Forge::ItlAsTpot));
-                prop_assert!(failed(&run, "decode-capacity"), "{:?}", errors(&run));
+                prop_assert_eq!(run.verdict, Verdict::Rejected, "{:?}", errors(&run));
+                prop_assert!(failed(&run, "decode-capacity") || failed(&run, "e2e-capacity"), "{:?}", errors(&run));
             }
         }
     }
