@@ -20,11 +20,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::compare::{Fig, WorkloadKey};
+use crate::compare::{self, Fig, WorkloadKey};
 use crate::derive::{percentile, round, show};
 use crate::error::printable;
-use crate::report::{Requests, Run, Semantics, StatKey, Verdict};
-use crate::vocabulary::reported;
+use crate::report::{Requests, Run, Semantics, Verdict};
 use crate::{ExitCode, stats};
 
 /// Version of the document `aggregate --format json` writes.
@@ -82,15 +81,14 @@ impl AFig {
 
     /// The run's own figure (the derived TPOT and rates, the reported TTFT and E2E).
     pub fn value(self, run: &Run) -> Option<f64> {
-        let stat = |path, key| run.stat(path).and_then(|s| s.get(key));
         match self {
             AFig::Tpot => Fig::Tpot.value(run),
             AFig::PerUser => Fig::PerUser.value(run),
-            AFig::TtftMean => run.stat(reported::TTFT_MS)?.mean(),
+            AFig::TtftMean => compare::ttft_mean(run),
             AFig::TtftP50 => Fig::TtftP50.value(run),
             AFig::TtftP99 => Fig::TtftP99.value(run),
             AFig::E2eMean => Fig::E2eMean.value(run),
-            AFig::E2eP99 => stat(reported::E2E_MS, StatKey::P(99.0)),
+            AFig::E2eP99 => compare::e2e_p99(run),
             AFig::OutputThroughput => Fig::OutputThroughput.value(run),
             AFig::RequestThroughput => run.derived.request_per_s,
         }

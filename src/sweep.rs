@@ -30,6 +30,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::compare::ttft_mean;
 use crate::report::{RuleId, Run, Severity, StatKey, Status, Verdict};
 use crate::vocabulary::{Key, reported, totals, workload};
 use crate::{Error, Options, Sink};
@@ -191,10 +192,6 @@ fn strategy(run: &Run) -> Option<&str> {
 
 fn model(run: &Run) -> Option<&str> {
     run.text(workload::MODEL)
-}
-
-fn ttft_mean(run: &Run) -> Option<f64> {
-    run.stat(reported::TTFT_MS).and_then(|s| s.mean())
 }
 
 fn ttft_p99(run: &Run) -> Option<f64> {

@@ -83,6 +83,16 @@ fn ttft(run: &Run, key: StatKey) -> Option<f64> {
     run.stat(reported::TTFT_MS)?.get(key)
 }
 
+/// The TTFT mean, which `compare` does not line up (`sweep`, the store and `aggregate` do).
+pub(crate) fn ttft_mean(run: &Run) -> Option<f64> {
+    ttft(run, StatKey::Mean)
+}
+
+/// The E2E latency's p99 as measured.
+pub(crate) fn e2e_p99(run: &Run) -> Option<f64> {
+    run.stat(reported::E2E_MS)?.get(StatKey::P(99.0))
+}
+
 /// E2E latency as measured; for the mean, the approximate derived one when the tool printed none
 /// (`true` in the second place).
 fn e2e(run: &Run, key: StatKey) -> Option<(f64, bool)> {

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::compare::Fig;
 pub use crate::compare::WorkloadKey;
-use crate::report::{Run, StatKey, Verdict};
-use crate::vocabulary::{reported, workload};
+use crate::compare::{Fig, e2e_p99, ttft_mean};
+use crate::report::{Run, Verdict};
+use crate::vocabulary::workload;
 use crate::{Collect, ExitCode, Options};
 
 mod db;
@@ -160,15 +160,6 @@ fn hex(bytes: &[u8]) -> String {
 
 // ------------------------------------------------------------------------------------------------
 // The natural key and the indexed columns
-
-/// The TTFT mean, which `compare` does not line up.
-pub(crate) fn ttft_mean(run: &Run) -> Option<f64> {
-    run.stat(reported::TTFT_MS)?.mean()
-}
-
-fn e2e_p99(run: &Run) -> Option<f64> {
-    run.stat(reported::E2E_MS)?.get(StatKey::P(99.0))
-}
 
 /// The command that produced a run: `run`'s command as run, else the one the tool printed.
 fn command(run: &Run) -> Option<String> {

@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Filter, Labels, Store, StoreError, WorkloadKey, stats, ttft_mean};
+use super::{Filter, Labels, Store, StoreError, WorkloadKey, stats};
 use crate::ExitCode;
+use crate::compare::ttft_mean;
 use crate::compare::{self, Fig, KeyField, Outcome, Side};
 use crate::derive::show;
 use crate::error::printable;
