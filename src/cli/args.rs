@@ -325,7 +325,7 @@ pub(crate) struct AggregateArgs {
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label, requires = "from_store")]
     pub(crate) labels: Vec<(String, String)>,
     /// The confidence level of each figure's interval of the mean.
-    #[arg(long, value_name = "LEVEL", default_value_t = 0.95, value_parser = parse_level)]
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.95, value_parser = parse_fraction)]
     pub(crate) confidence: f64,
     /// Markdown (for people, a pull request) or JSON (for programs).
     #[arg(long, short = 'f', value_enum, default_value_t = AggregateFormat::Markdown)]
@@ -338,14 +338,6 @@ pub(crate) struct AggregateArgs {
 pub(crate) enum AggregateFormat {
     Markdown,
     Json,
-}
-
-/// `--confidence`: strictly between 0 and 1.
-fn parse_level(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a level between 0 and 1 (0.95 for 95%)")),
-    }
 }
 
 /// `store`: where the store is, and what to do with it.
@@ -487,8 +479,7 @@ fn parse_duration(s: &str) -> Result<u64, String> {
     }
 }
 
-/// A fraction in (0, 1).
-#[cfg(feature = "store")]
+/// A fraction in (0, 1): `--confidence`, `--min-change`, `--alpha`.
 fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
