@@ -167,6 +167,29 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// The least and the most mean any of `counts` allows, when none of them allows `m` (within
+    /// `e`); None as soon as one does (then the mean is within that count's range, so it is
+    /// neither below the least nor above the most). The counts are tried from the largest down:
+    /// an honest run's own count is the first.
+    pub(super) fn means_missing(
+        &mut self,
+        counts: std::ops::RangeInclusive<usize>,
+        m: f64,
+        e: f64,
+    ) -> Option<(f64, f64)> {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for n in counts.rev() {
+            let Some((l, h)) = self.at(n).map(Sorted::means) else { continue };
+            if l <= m + e && h >= m - e {
+                return None;
+            }
+            (lo, hi) = (lo.min(l), hi.max(h));
+        }
+        Some((lo, hi))
+    }
+}
+
 impl Sorted {
     /// The bounds the block's min, max and percentiles put on `n` sorted values within `0..cap`,
     /// each printed figure within `e`. None for an empty sample or one too large.

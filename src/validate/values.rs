@@ -7,7 +7,7 @@ use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
 use super::decode::{decode_cap, tpot_row_counts};
-use super::order::{Layout, Sorted};
+use super::order::Layout;
 use super::{Outcome, skip};
 
 pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
@@ -224,23 +224,8 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal:
         let known = run.source.semantics.percentiles.is_some();
         if let Some(counts) = counts.filter(|_| known && stat.iter().any(|(k, _)| matches!(k, StatKey::P(_)))) {
             let c = cap.as_ref().map_or(f64::INFINITY, |c| c.0);
-            let mut layout = Layout::new(stat, numpy, e, c);
-            // The least and the most over every count; a count whose range holds the mean settles
-            // it (neither problem can be found then: the least is at most that count's low end,
-            // the most at least its high end), so the counts are tried from the whole run down
-            // (an honest run's own count comes first) and the search ends there.
-            let (mut lo, mut hi, mut settled) = (f64::INFINITY, f64::NEG_INFINITY, false);
-            for n in counts.rev() {
-                let Some((l, h)) = layout.at(n).map(Sorted::means) else { continue };
-                (lo, hi) = (lo.min(l), hi.max(h));
-                if l <= m + e && h >= m - e {
-                    settled = true;
-                    break;
-                }
-            }
-            if settled {
-                // Within the range of the count that settled it.
-            } else if lo.is_finite() && m + e < lo {
+            let (lo, hi) = Layout::new(stat, numpy, e, c).means_missing(counts, m, e).unwrap_or((f64::NAN, f64::NAN));
+            if lo.is_finite() && m + e < lo {
                 problems.push(format!(
                     "{path}: mean {} is below {}, the least its percentiles allow (the values above each percentile are at least it)",
                     f(m),
