@@ -34,13 +34,16 @@ fn report_store_error(format: ErrorFormat, e: &StoreError) {
     emit(&line, &line);
 }
 
-/// `--store`, else the variable (clap reads it), else the default under the user's data folder.
-fn store_path(given: Option<PathBuf>) -> Result<PathBuf, Error> {
+/// `--store`, else the variable (clap reads it), else the default under the user's data folder;
+/// none of them: said in `format`, and the exit code.
+fn store_path(given: Option<PathBuf>, format: ErrorFormat) -> Result<PathBuf, ExitCode> {
     given.filter(|p| !p.as_os_str().is_empty()).or_else(store::default_path).ok_or_else(|| {
-        Error::Usage(format!(
+        let e = Error::Usage(format!(
             "no store: give --store PATH or set ${} (neither $XDG_DATA_HOME nor $HOME is set)",
             store::STORE_VAR
-        ))
+        ));
+        report_error(format, &e);
+        e.exit_code()
     })
 }
 
@@ -102,12 +105,9 @@ fn read_all(files: &[PathBuf], opts: &Options, read: &ReadArgs) -> (Vec<(Run, St
 
 pub(crate) fn store_command(a: StoreArgs) -> ExitCode {
     let human = ErrorFormat::Human;
-    let path = match store_path(a.store) {
+    let path = match store_path(a.store, human) {
         Ok(p) => p,
-        Err(e) => {
-            report_error(human, &e);
-            return e.exit_code();
-        }
+        Err(code) => return code,
     };
     match a.action {
         StoreAction::Add { files, labels, read } => add(&path, &files, labels.into_iter().collect(), &read),
@@ -234,12 +234,9 @@ fn export_text(rows: &[store::Stored], format: ExportFormat) -> String {
 
 pub(crate) fn regress_command(a: RegressArgs) -> ExitCode {
     let format = a.read.error_format;
-    let path = match store_path(a.store.clone()) {
+    let path = match store_path(a.store.clone(), format) {
         Ok(p) => p,
-        Err(e) => {
-            report_error(format, &e);
-            return e.exit_code();
-        }
+        Err(code) => return code,
     };
     let opts = match setup(&a.read, &a.files) {
         Ok(o) => o,
@@ -279,12 +276,9 @@ pub(crate) fn regress_command(a: RegressArgs) -> ExitCode {
 pub(crate) fn history_command(a: PlotArgs, output: PathBuf) -> ExitCode {
     let format = a.read.error_format;
     let h = a.history;
-    let path = match store_path(h.store.clone()) {
+    let path = match store_path(h.store.clone(), format) {
         Ok(p) => p,
-        Err(e) => {
-            report_error(format, &e);
-            return e.exit_code();
-        }
+        Err(code) => return code,
     };
     // The store is the input: the SVG never replaces it.
     let guard = super::guard::Guard::new(std::slice::from_ref(&path));
@@ -343,10 +337,7 @@ pub(crate) fn stored_runs(
     labels: &[(String, String)],
     format: ErrorFormat,
 ) -> Result<(Vec<Run>, Vec<Labels>), ExitCode> {
-    let path = store_path(store).map_err(|e| {
-        report_error(format, &e);
-        e.exit_code()
-    })?;
+    let path = store_path(store, format)?;
     let filter = Filter { labels: labels.iter().cloned().collect(), ..Filter::default() };
     let rows = Store::open_existing(&path).and_then(|mut s| s.list(&filter, true)).map_err(|e| fail(format, &e))?;
     let runs = rows.iter().rev().map(|r| r.to_run().map_err(|e| fail(format, &e))).collect::<Result<_, _>>()?;
