@@ -178,6 +178,24 @@ fn tick(v: &f64) -> String {
 
 type Plotted = Result<(), Box<dyn std::error::Error + 'static>>;
 
+/// A chart of two `f64` axes, as both plots draw.
+pub(crate) type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Series `i`'s line through `points`: its colour and its dash pattern (the sweep's and the
+/// history's plots alike).
+pub(crate) fn draw_line(chart: &mut Chart, i: usize, points: Vec<(f64, f64)>) -> Plotted {
+    let style = COLOURS[i % COLOURS.len()].stroke_width(2);
+    match DASHES[i % DASHES.len()] {
+        None => chart.draw_series(LineSeries::new(points, style))?,
+        Some((d, g)) => chart.draw_series(DashedLineSeries::new(points, d, g, style))?,
+    };
+    Ok(())
+}
+
 /// One panel: `xy` gives a point's coordinates (none: the point is not drawn here).
 fn panel(
     area: &Area,
@@ -207,17 +225,7 @@ fn panel(
         .draw()?;
     for (i, s) in sweep.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
-        let dash = DASHES[i % DASHES.len()];
-        let line: Vec<(f64, f64)> = s.points.iter().filter_map(xy).collect();
-        let style = colour.stroke_width(2);
-        match dash {
-            None => {
-                chart.draw_series(LineSeries::new(line, style))?;
-            }
-            Some((d, g)) => {
-                chart.draw_series(DashedLineSeries::new(line, d, g, style))?;
-            }
-        }
+        draw_line(&mut chart, i, s.points.iter().filter_map(xy).collect())?;
         chart.draw_series(
             s.points
                 .iter()

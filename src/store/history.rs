@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use super::regress::RFig;
 use super::{Filter, Labels, Store, StoreError, Stored, WorkloadKey};
 use crate::derive::show;
-use crate::plot::{COLOURS, DASHES, Marker, svg_text};
+use crate::plot::{COLOURS, DASHES, Marker, draw_line, svg_text};
 
 /// What the horizontal axis orders points by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,16 +221,7 @@ pub fn render(h: &History, min_change: f64) -> Result<String, String> {
                         colour.stroke_width(1),
                     ))?;
                 }
-                let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x as f64, p.value)).collect();
-                let style = colour.stroke_width(2);
-                match DASHES[i % DASHES.len()] {
-                    None => {
-                        chart.draw_series(LineSeries::new(line, style))?;
-                    }
-                    Some((d, g)) => {
-                        chart.draw_series(DashedLineSeries::new(line, d, g, style))?;
-                    }
-                }
+                draw_line(&mut chart, i, s.points.iter().map(|p| (p.x as f64, p.value)).collect())?;
                 let newest = s.points.len().saturating_sub(1);
                 chart.draw_series(s.points.iter().enumerate().map(|(j, p)| Marker {
                     at: (p.x as f64, p.value),
