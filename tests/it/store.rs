@@ -535,9 +535,16 @@ fn history_in(dir: &Path, store: &str) {
     let all = history::Settings { labels: Default::default(), ..main(RFig::PerUser, By::Time) };
     let h = history::history(&mut s, &all).unwrap();
     assert_eq!(h.ticks.len(), 5);
-    let values: Vec<f64> = h.series.iter().flat_map(|s| s.points.iter().map(|p| p.value)).collect();
-    let (newest, first) = (values[4], values[0]);
-    assert!(newest > first * 1.2, "the faster run's per-user rate is higher: {values:?}");
+    // One series (one tool and workload), a point per run in the order added, each the stored
+    // run's per-user rate; the faster run's is 1 / 0.8 of the first's.
+    assert_eq!(h.series.len(), 1);
+    let points: Vec<(usize, f64)> = h.series[0].points.iter().map(|p| (p.x, p.value)).collect();
+    let mut stored = s.list(&bench_normalize::store::Filter::default(), false).unwrap();
+    stored.reverse();
+    let want: Vec<(usize, f64)> =
+        stored.iter().enumerate().map(|(i, r)| (i, r.per_user_decode_tok_per_s.unwrap())).collect();
+    assert_eq!(points, want);
+    assert!((points[4].1 / points[0].1 - 1.25).abs() < 0.01, "{points:?}");
     drop(s);
 
     // Through the command line: the SVG, with each commit under its point.
