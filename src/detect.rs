@@ -29,7 +29,7 @@ mod table;
 
 pub use args::args_dump;
 pub use block::{Block, BlockEnd, BodyRow, ContextLine, Neighbour};
-pub use classify::{DocKind, classify_doc, doc_keys};
+pub use classify::{DocKind, Structure, classify_doc, doc_keys};
 pub use line::section_name;
 pub use scan::Scanner;
 

@@ -70,7 +70,11 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         context,
         args_requires: raw.args.map(|a| a.requires).unwrap_or_default(),
         rows,
-        detect: raw.detect.map(|d| DetectSpec { keys_all: d.keys_all, keys_any: d.keys_any }),
+        detect: raw.detect.map(|d| DetectSpec {
+            keys_all: d.keys_all,
+            keys_any: d.keys_any,
+            min_keys: d.min_keys.unwrap_or(if format == Format::Report { 0 } else { super::MIN_KEYS }),
+        }),
         requests,
         strict_types: raw.strict_types,
         runs_at: raw.runs_at,

@@ -33,6 +33,9 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
                     if !det.keys_any.is_empty() {
                         m.push(format!("one of keys {}", det.keys_any.join(", ")));
                     }
+                    if det.min_keys > 0 {
+                        m.push(format!("or, without those, {} keys it reads or marks (by structure)", det.min_keys));
+                    }
                     m
                 }
                 _ => Vec::new(),

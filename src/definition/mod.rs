@@ -134,12 +134,24 @@ pub struct TrailerSpec {
     pub max_gap: usize,
 }
 
-/// When a JSON document is of a format: keys it must have, and keys of which it needs one.
+/// When a JSON document is of a format: keys it must have, and keys of which it needs one (its
+/// markers); or, without them, how many of the format's own keys it must fill to be recognised by
+/// its structure alone.
 #[derive(Debug, Default)]
 pub struct DetectSpec {
     pub keys_all: Vec<String>,
     pub keys_any: Vec<String>,
+    /// Keys of the format (read or marker) a document lacking a marker must have (0: never by
+    /// structure).
+    pub min_keys: usize,
 }
+
+/// Keys of its format a document lacking the format's markers must have, read keys (a templated
+/// one once per statistic) and marker keys together, unless the definition says otherwise
+/// (`[detect] min_keys`): a full export has 40 to 200, a metric object of a few statistics cut
+/// short by a paste 8 or more; a record of another tool that shares a few generic names
+/// (`duration`, `completed`) fewer.
+pub const MIN_KEYS: usize = 8;
 
 /// A per-request array of a JSON format.
 #[derive(Debug, Clone)]

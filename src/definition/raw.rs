@@ -85,6 +85,7 @@ pub struct RawDetect {
     pub keys_all: Vec<String>,
     #[serde(default)]
     pub keys_any: Vec<String>,
+    pub min_keys: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]

@@ -23,6 +23,7 @@ mod dupes;
 pub mod embedded;
 mod fast;
 mod keep;
+pub mod repair;
 pub mod units;
 pub use dupes::{duplicate_error, duplicate_key, is_duplicate_error};
 pub use fast::read_doc as read_doc_fast;
@@ -319,6 +320,17 @@ pub struct Doc<'t> {
     pub arrays: Vec<(String, Array<'t>)>,
     /// The document was a JSON array of objects (each becomes a document of its own).
     pub elements: Vec<Doc<'t>>,
+    /// What was done to a document that did not parse as it was ([`repair`]).
+    pub repaired: Repaired,
+}
+
+/// What [`repair`] did to a document before it parsed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Repaired {
+    /// `//` or `/* */` comments were blanked.
+    pub comments: bool,
+    /// The document was cut off; it was closed after its last complete member, on this line.
+    pub cut_after_line: Option<usize>,
 }
 
 impl<'t> Doc<'t> {
@@ -603,7 +615,13 @@ mod tests {
                 Array::Errors(f, e) => (k, Array::Errors(f, e)),
                 Array::Counted(n) => (k, Array::Counted(n)),
             });
-            Doc { line: doc.line, fields: doc.fields, arrays: arrays.collect(), elements: Vec::new() }
+            Doc {
+                line: doc.line,
+                fields: doc.fields,
+                arrays: arrays.collect(),
+                elements: Vec::new(),
+                repaired: doc.repaired,
+            }
         };
         let cases = [
             (

@@ -16,7 +16,7 @@ use crate::detect::{self, DocKind};
 use crate::input::json::embedded::{Finder, Found, Judge, Judged, strip_line_prefix};
 use crate::input::json::{Doc, DocSeed, Keys, sanitize};
 use crate::pipeline::Config;
-use crate::pipeline::json::runs_of_doc;
+use crate::pipeline::json::{read_repaired, runs_of_doc};
 use crate::report::Note;
 use crate::{Run, llmd};
 
@@ -42,14 +42,23 @@ impl<'c, 'a> Records<'c, 'a> {
         }
     }
 
-    fn parse(&self, bytes: &[u8], line: usize) -> Option<Doc<'static>> {
+    /// The record as a document; with comments in it, or cut short (`cut`), repaired as a JSON
+    /// input's document would be ([`crate::pipeline::json::read_repaired`]).
+    fn parse(&self, bytes: &[u8], line: usize, cut: bool) -> Option<Doc<'static>> {
         let mut owned = bytes.to_vec();
         let (_, widened) = sanitize(&mut owned);
         let text = widened.unwrap_or(owned);
-        let mut de = serde_json::Deserializer::from_slice(&text);
-        let doc = (DocSeed { arrays: self.arrays, line }).deserialize(&mut de).ok()?;
-        de.end().ok()?;
-        Some(doc)
+        if !cut {
+            let mut de = serde_json::Deserializer::from_slice(&text);
+            let whole = (DocSeed { arrays: self.arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d));
+            if let Ok(doc) = whole {
+                return Some(doc);
+            }
+        }
+        // The finder took out hard wraps already (and the bytes start at the `{`).
+        let doc = read_repaired(&text, line, 0, self.arrays)?;
+        // A record that never closed is read only as one cut short.
+        (doc.repaired.cut_after_line.is_some() == cut).then_some(doc)
     }
 }
 
@@ -64,9 +73,9 @@ impl Judge for Records<'_, '_> {
             return Judged::Ignored;
         }
         let mut prefix = None;
-        let doc = self.parse(bytes, found.line).or_else(|| {
+        let doc = self.parse(bytes, found.line, found.cut).or_else(|| {
             let stripped = strip_line_prefix(bytes)?;
-            let doc = self.parse(&stripped, found.line)?;
+            let doc = self.parse(&stripped, found.line, found.cut)?;
             prefix = Some(());
             Some(doc)
         });
@@ -100,6 +109,10 @@ impl Judge for Records<'_, '_> {
         if found.nested {
             how.push("inside another document or line".to_string());
         }
+        if found.folded.is_some() {
+            how.push("its lines hard-wrapped, joined again".to_string());
+        }
+
         let message = if how.is_empty() {
             "read from a JSON record in the text".to_string()
         } else {
@@ -107,6 +120,7 @@ impl Judge for Records<'_, '_> {
         };
         for run in &mut runs {
             run.source.first_line = Some(found.line);
+
             run.notes.push(Note { code: "json-in-text".into(), message: message.clone(), line: Some(found.line) });
         }
         self.found.push((found.line, runs));

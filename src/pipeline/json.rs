@@ -17,13 +17,14 @@ pub(crate) fn normalize_json(text: &mut [u8], input: &str, opts: &Config, sink: 
     // NaN or Infinity, so where it succeeds sanitizing would have changed nothing.
     let raw: &[u8] = text;
     if let Some(doc) = read_doc_fast(raw, arrays, first_line(raw)) {
-        return runs_of_docs(raw, vec![Ok(doc)], 0, input, opts, sink);
+        let read = Read { docs: vec![Ok(doc)], text_lines: 0, cut_errors: Vec::new() };
+        return runs_of_docs(raw, read, input, opts, sink);
     }
     let (shifts, widened) = input::json::sanitize(text);
     let text: &[u8] = widened.as_deref().unwrap_or(text);
     // Unless sanitizing quoted something, the fast path would give up on the whole text again.
-    let (docs, text_lines) = read_documents(text, &shifts, arrays, input, shifts.quoted > 0, opts.reports_only);
-    runs_of_docs(text, docs, text_lines, input, opts, sink)
+    let read = read_documents(text, &shifts, arrays, input, shifts.quoted > 0, opts.reports_only);
+    runs_of_docs(text, read, input, opts, sink)
 }
 
 /// Line of the first non-blank character.
@@ -31,16 +32,21 @@ fn first_line(text: &[u8]) -> usize {
     1 + text.iter().take_while(|b| b.is_ascii_whitespace()).filter(|b| **b == b'\n').count()
 }
 
-/// extract -> ... -> validate every document, and hand out the runs (or the errors).
-/// `text_lines`: pieces of the text that are no JSON (lines of a log that has JSON lines in it).
-fn runs_of_docs(
-    text: &[u8],
-    docs: Vec<Result<Doc<'_>, Error>>,
+/// The documents of a JSON text.
+struct Read<'t> {
+    /// Each document, or the error that stopped it.
+    docs: Vec<Result<Doc<'t>, Error>>,
+    /// Pieces of the text that are no JSON (lines of a log that has JSON lines in it).
     text_lines: usize,
-    input: &str,
-    opts: &Config,
-    sink: &mut dyn Out,
-) -> Result<usize, Error> {
+    /// For each document that was cut off and closed ([`read_repaired`]), in order, the error it
+    /// gave as it was: it stands when the closed document gives no figure.
+    cut_errors: Vec<Error>,
+}
+
+/// extract -> ... -> validate every document, and hand out the runs (or the errors).
+fn runs_of_docs(text: &[u8], read: Read<'_>, input: &str, opts: &Config, sink: &mut dyn Out) -> Result<usize, Error> {
+    let Read { docs, text_lines, cut_errors } = read;
+    let mut cut_errors = cut_errors.into_iter();
     if text_lines > 0 && !opts.reports_only {
         // Text with JSON lines in it: read as a text, whose scan finds the JSON records (these
         // lines among them) beside its blocks, in input order (see `pipeline::embedded`). A line
@@ -69,18 +75,41 @@ fn runs_of_docs(
                 continue;
             }
         };
+        let cut_error = doc.repaired.cut_after_line.and_then(|_| cut_errors.next());
         let parts = if doc.elements.is_empty() && !doc.fields.is_empty() || !doc.arrays.is_empty() {
             vec![doc]
         } else {
-            doc.elements
+            // A list's comments are its elements'; where it was cut, its last element's.
+            let (repaired, mut elements) = (doc.repaired, doc.elements);
+            let last = elements.len().saturating_sub(1);
+            for (i, e) in elements.iter_mut().enumerate() {
+                e.repaired.comments |= repaired.comments;
+                if i == last {
+                    e.repaired.cut_after_line = e.repaired.cut_after_line.or(repaired.cut_after_line);
+                }
+            }
+            elements
         };
+        let (mut doc_runs, mut doc_errors, mut doc_known) = (Vec::new(), Vec::new(), 0);
         for doc in parts.into_iter().map(entry_inner) {
             index += 1;
             let unknown = matches!(detect::classify_doc(&doc, opts.definitions), DocKind::Unknown);
-            known += usize::from(!unknown);
+            doc_known += usize::from(!unknown);
             match runs_of_doc(&doc, input, index, opts) {
-                Ok(mut r) => runs.append(&mut r),
-                Err(mut e) => errors.append(&mut e),
+                Ok(mut r) => doc_runs.append(&mut r),
+                Err(mut e) => doc_errors.append(&mut e),
+            }
+        }
+        match cut_error {
+            // Closed, it is no result that gives a figure: the cut is the error.
+            Some(e) if !doc_runs.iter().any(|r: &Run| !r.totals.is_empty() || !r.reported.is_empty()) => {
+                broken = true;
+                errors.push(e);
+            }
+            _ => {
+                known += doc_known;
+                runs.append(&mut doc_runs);
+                errors.append(&mut doc_errors);
             }
         }
     }
@@ -130,7 +159,7 @@ fn read_documents<'t>(
     input: &str,
     fast_whole: bool,
     text_is_error: bool,
-) -> (Vec<Result<Doc<'t>, Error>>, usize) {
+) -> Read<'t> {
     // Each document is first tried on the fast path, which gives up on anything unusual (a
     // duplicate key among them); one the slow path reads is then searched for a duplicate key,
     // which refuses it (`input::json::duplicate_key`).
@@ -145,11 +174,13 @@ fn read_documents<'t>(
             })
         })
     };
+    let one = |doc| Read { docs: vec![doc], text_lines: 0, cut_errors: Vec::new() };
     match read(text, first_line(text), fast_whole) {
-        Ok(Ok(doc)) => return (vec![Ok(doc)], 0),
-        Ok(Err(dup)) => return (vec![Err(input::json::duplicate_error(text, 1, input, &dup))], 0),
+        Ok(Ok(doc)) => return one(Ok(doc)),
+        Ok(Err(dup)) => return one(Err(input::json::duplicate_error(text, 1, input, &dup))),
         Err(_) => {}
     }
+    let mut cut_errors = Vec::new();
     let mut out = Vec::new();
     let mut text_lines = 0;
     let mut docs = Documents::new(text);
@@ -160,40 +191,98 @@ fn read_documents<'t>(
             docs.skip_to_next_line(span.start);
             continue;
         }
-        match read(&text[span.start..span.end], span.line, true) {
-            Ok(Ok(doc)) => out.push(Ok(doc)),
-            Ok(Err(dup)) => {
-                out.push(Err(input::json::duplicate_error(&text[span.start..span.end], span.line, input, &dup)));
+        let slice = &text[span.start..span.end];
+        // The error of a document that does not parse, at its place in the input.
+        let parse_error = |e: serde_json::Error| {
+            let line = span.line + e.line().saturating_sub(1);
+            let column = shifts.input_column(line, e.column());
+            let what = if e.is_eof() || !span.complete { "truncated JSON" } else { "malformed JSON" };
+            // serde_json's own position is relative to the document; ours is given apart.
+            let detail = e.to_string();
+            let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(m, _)| m).to_string();
+            // The line, found from the document's start (not by counting every line before
+            // it: a long input with many broken lines would take quadratic time).
+            let mut from = text[..span.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            for _ in 1..e.line().max(1) {
+                from = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
             }
+            let to = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i);
+            let text_line = String::from_utf8_lossy(&text[from..to])
+                .replace("\"inf\"   ", "Infinity")
+                .replace("\"-inf\"   ", "-Infinity")
+                .chars()
+                .take(120)
+                .collect::<String>();
+            Error::Parse {
+                at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) },
+                message: format!("{what}: {detail}"),
+            }
+        };
+        match read(slice, span.line, true) {
+            Ok(Ok(doc)) => out.push(Ok(doc)),
+            Ok(Err(dup)) => out.push(Err(input::json::duplicate_error(slice, span.line, input, &dup))),
             Err(e) => {
-                let line = span.line + e.line().saturating_sub(1);
-                let column = shifts.input_column(line, e.column());
-                let what = if e.is_eof() || !span.complete { "truncated JSON" } else { "malformed JSON" };
-                // serde_json's own position is relative to the document; ours is given apart.
-                let detail = e.to_string();
-                let detail = detail.rsplit_once(" at line ").map_or(detail.as_str(), |(m, _)| m).to_string();
-                // The line, found from the document's start (not by counting every line before
-                // it: a long input with many broken lines would take quadratic time).
-                let mut from = text[..span.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-                for _ in 1..e.line().max(1) {
-                    from = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
+                // A document with comments, or cut off at the end of the text (a paste cut
+                // short; one cut in the middle of a file is damage, and stays an error), is
+                // repaired; a closed one keeps its error for when it gives no figure.
+                let at_end = text[span.end..].iter().all(u8::is_ascii_whitespace);
+                let col = span.start - text[..span.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+                match read_repaired(slice, span.line, col, arrays) {
+                    Some(doc) if doc.repaired.cut_after_line.is_none() => out.push(Ok(doc)),
+                    Some(doc) if at_end => {
+                        cut_errors.push(parse_error(e));
+                        out.push(Ok(doc));
+                    }
+                    _ => {
+                        out.push(Err(parse_error(e)));
+                        docs.skip_to_next_line(span.start);
+                    }
                 }
-                let to = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i);
-                let text_line = String::from_utf8_lossy(&text[from..to])
-                    .replace("\"inf\"   ", "Infinity")
-                    .replace("\"-inf\"   ", "-Infinity")
-                    .chars()
-                    .take(120)
-                    .collect::<String>();
-                out.push(Err(Error::Parse {
-                    at: Location { input: input.to_string(), line, column: Some(column), text: Some(text_line) },
-                    message: format!("{what}: {detail}"),
-                }));
-                docs.skip_to_next_line(span.start);
             }
         }
     }
-    (out, text_lines)
+    Read { docs: out, text_lines, cut_errors }
+}
+
+/// A document that does not parse, read as its author meant it where that is certain
+/// ([`input::json::repair`]): its comments blanked; cut off, closed after its last complete
+/// member. `None` when neither makes it a document (the parse error then stands).
+pub(crate) fn read_repaired(
+    slice: &[u8],
+    line: usize,
+    first_col: usize,
+    arrays: &input::json::Keys,
+) -> Option<Doc<'static>> {
+    use input::json::repair::{blank_comments, close_cut, unfold};
+    let parse = |t: &[u8]| {
+        let mut de = serde_json::Deserializer::from_slice(t);
+        let doc = (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)).ok()?;
+        // A duplicate key has no one meaning: no repair makes it one.
+        input::json::duplicate_key(t).is_none().then_some(doc)
+    };
+    // Hard-wrapped lines joined first: a break inside a string or a number is no JSON.
+    let unfolded = unfold(slice, first_col, input::json::embedded::MIN_FOLD);
+    let slice = unfolded.as_deref().unwrap_or(slice);
+    let blanked = blank_comments(slice);
+    let text = blanked.as_deref().unwrap_or(slice);
+    let whole = if unfolded.is_some() || blanked.is_some() { parse(text) } else { None };
+    let (mut doc, cut) = match whole {
+        Some(doc) => (doc, None),
+        None => {
+            let (doc, at) = close_cut(text, parse)?;
+            (doc, Some(line + memchr::memchr_iter(b'\n', &text[..at]).count()))
+        }
+    };
+    if cut.is_some() {
+        // Per-request arrays cut short hold some of the requests: a derivation over them would
+        // be of another run. The summary figures before the cut are what it holds.
+        doc.arrays.clear();
+        for e in &mut doc.elements {
+            e.arrays.clear();
+        }
+    }
+    doc.repaired = input::json::Repaired { comments: blanked.is_some(), cut_after_line: cut };
+    Some(doc)
 }
 
 /// An entry of `-f dstack`'s list for several runs ([`crate::dstack_model::entry_object`]) is
@@ -203,7 +292,7 @@ fn entry_inner(doc: Doc<'_>) -> Doc<'_> {
     match inner {
         Some((_, serde_json::Value::Object(m))) if doc.arrays.is_empty() && doc.elements.is_empty() => {
             let fields = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() }
+            Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new(), repaired: doc.repaired }
         }
         _ => doc,
     }
@@ -277,7 +366,7 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
             }
             if errors.is_empty() { Ok(out) } else { Err(errors) }
         }
-        DocKind::Format { definition, variant, ambiguous_with } => {
+        DocKind::Format { definition, variant, ambiguous_with, by_structure } => {
             if opts.reports_only && definition.format != Format::Report {
                 return Err(vec![Error::NoResult {
                     input: input.to_string(),
@@ -306,7 +395,13 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
                     let serde_json::Value::Object(m) = el else { continue };
                     let mut fields: Vec<(String, serde_json::Value)> = m.into_iter().collect();
                     fields.push(("top".into(), serde_json::Value::Object(top.clone())));
-                    let element = Doc { line: doc.line, fields, arrays: Vec::new(), elements: Vec::new() };
+                    let element = Doc {
+                        line: doc.line,
+                        fields,
+                        arrays: Vec::new(),
+                        elements: Vec::new(),
+                        repaired: doc.repaired,
+                    };
                     let evidence_keys = detect::doc_keys(&element);
                     let evidence_keys: Vec<&str> = evidence_keys.iter().map(String::as_str).collect();
                     let ev = definition::Evidence {
@@ -316,14 +411,17 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
                         context_labels: &[],
                     };
                     let variant = definition.variants.iter().find(|v| v.matches(&ev));
+                    let recognised =
+                        Recognised { ambiguous_with: &ambiguous_with, by_structure: by_structure.as_ref() };
                     runs.push(
-                        run_of_doc(&element, definition, variant, input, index + i, opts, &ambiguous_with)
+                        run_of_doc(&element, definition, variant, input, index + i, opts, &recognised)
                             .map_err(|e| vec![e])?,
                     );
                 }
                 return Ok(runs);
             }
-            Ok(vec![run_of_doc(doc, definition, variant, input, index, opts, &ambiguous_with).map_err(|e| vec![e])?])
+            let recognised = Recognised { ambiguous_with: &ambiguous_with, by_structure: by_structure.as_ref() };
+            Ok(vec![run_of_doc(doc, definition, variant, input, index, opts, &recognised).map_err(|e| vec![e])?])
         }
         DocKind::Unknown => {
             // dstack's preset benchmark with `metrics` of the wrong type is no longer recognized
@@ -348,6 +446,12 @@ pub(crate) fn runs_of_doc(doc: &Doc, input: &str, index: usize, opts: &Config) -
     }
 }
 
+/// How a document's format was told, beyond its definition: the notes its runs carry.
+struct Recognised<'r> {
+    ambiguous_with: &'r [&'r str],
+    by_structure: Option<&'r detect::Structure>,
+}
+
 /// extract -> canonical -> derive -> validate, for one JSON document of a definition's format.
 fn run_of_doc(
     doc: &Doc,
@@ -356,8 +460,9 @@ fn run_of_doc(
     input: &str,
     index: usize,
     opts: &Config,
-    ambiguous_with: &[&str],
+    recognised: &Recognised,
 ) -> Result<Run, Error> {
+    let ambiguous_with = recognised.ambiguous_with;
     let extracted = extract::extract_doc(doc, definition, input)?;
     let origin = canonical::Origin {
         definition,
@@ -366,14 +471,31 @@ fn run_of_doc(
         block: index,
         first_line: Some(doc.line),
         last_line: None,
-        truncated: None,
+        truncated: doc.repaired.cut_after_line.map(|after_line| report::Truncation {
+            after_line,
+            reason: "closed after its last complete member".into(),
+        }),
         format: definition.format,
     };
     let mut run = canonical::assemble(origin, extracted);
+    if doc.repaired.comments {
+        run.notes.push(Note {
+            code: "json-comments".into(),
+            message: "the document holds `//` or `/* */` comments (no JSON has them); they were read as blanks".into(),
+            line: Some(doc.line),
+        });
+    }
     if !ambiguous_with.is_empty() {
         run.notes.push(Note {
             code: "ambiguous-tool".into(),
             message: format!("the keys fit {} as well as {}", ambiguous_with.join(", "), definition.id),
+            line: Some(doc.line),
+        });
+    }
+    if let Some(structure) = recognised.by_structure {
+        run.notes.push(Note {
+            code: "recognised-by-structure".into(),
+            message: structure.message(definition),
             line: Some(doc.line),
         });
     }

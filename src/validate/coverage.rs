@@ -71,9 +71,10 @@ pub(super) fn key_figures(run: &Run, i: &Inputs) -> Outcome {
 /// A cut-off block is a warning: truncation is no contradiction, and the rows printed before
 /// the cut are right. When the cut took what TPOT needs, `key-figures` makes the run unusable.
 pub(super) fn complete_block(run: &Run) -> Outcome {
-    if !run.source.format.is_text() {
+    if !run.source.format.is_text() && run.source.truncated.is_none() {
         return skip("not a text block");
     }
+    let what = if run.source.format.is_text() { "block" } else { "document" };
     let Some(t) = &run.source.truncated else {
         return (
             Status::Pass,
@@ -93,12 +94,12 @@ pub(super) fn complete_block(run: &Run) -> Outcome {
         has(reported::ITL_MS),
     ];
     let missing: Vec<&str> = key.iter().filter(|(_, present)| !present).map(|(n, _)| *n).collect();
-    let what = if missing.is_empty() {
+    let missing = if missing.is_empty() {
         "no key figure is missing; rows after the cut (if any) are not in the report".to_string()
     } else {
         format!("missing: {}", missing.join(", "))
     };
-    (Status::Fail, format!("the block was cut off after line {} ({}); {what}", t.after_line, t.reason))
+    (Status::Fail, format!("the {what} was cut off after line {} ({}); {missing}", t.after_line, t.reason))
 }
 
 /// The per-request arrays agree with themselves and with the file's summary figures (the rule

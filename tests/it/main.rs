@@ -24,6 +24,7 @@ mod fuzz_regressions;
 mod ground_truth;
 mod hostile;
 mod json_in_text;
+mod json_structure;
 mod layouts;
 mod llmd;
 mod mcp;

@@ -32,6 +32,10 @@ pub const REREAD_FACTOR: u64 = 16;
 pub const REREAD_SLACK: u64 = 16 << 20;
 /// How many times a record may be unescaped (a result in a string in a string).
 const MAX_UNESCAPE: u8 = 2;
+/// A line of a candidate at least this many characters long that breaks where JSON cannot (inside
+/// a string, a number or a word) was hard-wrapped: by a terminal (80 columns), an editor, or a
+/// tracker that folds long lines (1,000 characters).
+pub const MIN_FOLD: usize = 64;
 
 /// What the judge made of a complete candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +57,11 @@ pub struct Found {
     pub nested: bool,
     /// Unescaped from a JSON string.
     pub unescaped: bool,
+    /// It never closed: the text ended, or a line of it is no JSON (a paste cut short); the bytes
+    /// run to there, that line included.
+    pub cut: bool,
+    /// Its lines were hard-wrapped at this width (characters): the breaks were taken out.
+    pub folded: Option<usize>,
 }
 
 /// The judge: given a candidate's bytes (from its `{` to its `}`) and how it was found.
@@ -75,6 +84,22 @@ struct Candidate {
     nested: bool,
     /// The place of a large held record, when it is one (see [`Budget::grow`]).
     held: Held,
+    /// Characters on the current line so far, from the line's start (before the `{` too).
+    line_len: usize,
+    /// Characters before its `{` on its first line.
+    col0: usize,
+    /// Line breaks kept in it.
+    breaks: usize,
+    /// The width its lines were hard-wrapped at: breaks after lines this long are taken out.
+    fold: Option<usize>,
+    /// In a `//` comment (an annotated paste): to the end of the line. `slash`: a `/` was the
+    /// last byte.
+    in_comment: bool,
+    slash: bool,
+    /// `//` at a line's start: a comment unless JSON follows (then a line prefix).
+    maybe_comment: bool,
+    /// Only blanks on the current line so far.
+    line_blank: bool,
 }
 
 /// Finds JSON records in a text fed to it piece by piece (see the module's documentation).
@@ -91,6 +116,8 @@ pub struct Finder {
     nested: bool,
     /// What a candidate may hold, beside [`MAX_RECORD`] (a decompressed text's bound).
     budget: Budget,
+    /// Characters since the last line break.
+    col: usize,
 }
 
 impl Default for Finder {
@@ -106,6 +133,8 @@ enum Step {
     Done(usize),
     /// The candidate is no JSON; the byte at `n` was not taken.
     Abandon(usize),
+    /// The line break at `n` is a hard wrap: the bytes before it are taken, it is not.
+    Fold(usize),
 }
 
 impl Finder {
@@ -116,7 +145,17 @@ impl Finder {
     /// A finder whose candidates stay within `budget` (a decompressed text's: see
     /// [`crate::input::decode::Budget`]); one past it is passed over, as one past [`MAX_RECORD`].
     pub fn within(budget: Budget) -> Finder {
-        Finder { line: 1, fixed_line: false, candidate: None, fed: 0, reread: 0, unescaped: 0, nested: false, budget }
+        Finder {
+            line: 1,
+            fixed_line: false,
+            candidate: None,
+            fed: 0,
+            reread: 0,
+            unescaped: 0,
+            nested: false,
+            budget,
+            col: 0,
+        }
     }
 
     /// Read the next piece of the text.
@@ -131,7 +170,7 @@ impl Finder {
             if c.in_escaped_string {
                 self.unescape_and_read(c, judge);
             } else {
-                self.reread(c, judge);
+                self.cut_or_reread(c, judge);
             }
         }
     }
@@ -140,6 +179,23 @@ impl Finder {
         if !self.fixed_line {
             self.line += memchr::memchr_iter(b'\n', bytes).count();
         }
+        match memchr::memrchr(b'\n', bytes) {
+            Some(at) => self.col = chars(&bytes[at + 1..]),
+            None => self.col += chars(bytes),
+        }
+    }
+
+    /// A candidate that never closed: if it ran over several lines, it may be a record cut short
+    /// (the judge decides); otherwise, or if it is none, its bytes are read again.
+    fn cut_or_reread(&mut self, c: Candidate, judge: &mut dyn Judge) {
+        if c.breaks > 0 || c.fold.is_some() {
+            let found =
+                Found { line: c.line, nested: c.nested, unescaped: self.unescaped > 0, cut: true, folded: c.fold };
+            if judge.judge(&c.buf, found) == Judged::Taken {
+                return;
+            }
+        }
+        self.reread(c, judge);
     }
 
     fn process(&mut self, bytes: &[u8], judge: &mut dyn Judge) {
@@ -162,7 +218,16 @@ impl Finder {
                     last: b'{',
                     nested: self.nested,
                     held: Held::default(),
+                    line_len: self.col + 1,
+                    col0: self.col,
+                    breaks: 0,
+                    fold: None,
+                    in_comment: false,
+                    slash: false,
+                    maybe_comment: false,
+                    line_blank: false,
                 });
+                self.col += 1;
                 i += j + 1;
                 continue;
             };
@@ -188,7 +253,13 @@ impl Finder {
                     if c.in_escaped_string {
                         self.unescape_and_read(c, judge);
                     } else {
-                        let found = Found { line: c.line, nested: c.nested, unescaped: self.unescaped > 0 };
+                        let found = Found {
+                            line: c.line,
+                            nested: c.nested,
+                            unescaped: self.unescaped > 0,
+                            cut: false,
+                            folded: c.fold,
+                        };
                         match judge.judge(&c.buf, found) {
                             Judged::Taken | Judged::Ignored => {}
                             Judged::LookInside => self.reread(c, judge),
@@ -203,7 +274,15 @@ impl Finder {
                     if kept.is_err() {
                         continue;
                     }
-                    self.reread(c, judge);
+                    self.cut_or_reread(c, judge);
+                }
+                Step::Fold(n) => {
+                    let kept = self.budget.extend(&mut c.buf, &rest[..n], &mut c.held);
+                    self.count_lines(&rest[..=n]);
+                    i += n + 1;
+                    if kept.is_err() {
+                        self.candidate = None;
+                    }
                 }
             }
             if self.candidate.as_ref().is_some_and(|c| c.buf.len() > MAX_RECORD) {
@@ -225,13 +304,15 @@ impl Finder {
             return;
         }
         self.reread += cost;
-        let (line, nested) = (self.line, self.nested);
+        let (line, nested, col) = (self.line, self.nested, self.col);
         if !self.fixed_line {
             self.line = c.line;
         }
         self.nested = true;
+        self.col = c.col0 + 1;
         self.process(inner, judge);
         self.nested = nested;
+        self.col = col;
         if !self.fixed_line {
             self.line = line;
         }
@@ -252,15 +333,54 @@ impl Finder {
             unescaped: self.unescaped + 1,
             nested: c.nested,
             budget: self.budget.clone(),
+            col: 0,
         };
         inner.feed(&text, judge);
         inner.finish(judge);
     }
 }
 
+/// Characters in UTF-8 bytes (continuation bytes not counted).
+fn chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| (**b & 0xc0) != 0x80).count()
+}
+
+/// A pretty printer ends a line inside an object after a value, a comma or a bracket; a line of
+/// prose does not.
+fn pretty_line_end(last: u8) -> bool {
+    matches!(last, b',' | b'{' | b'[' | b'}' | b']' | b'"' | b'0'..=b'9' | b'e' | b'l' | b'N' | b'y' | b'\n')
+}
+
+/// Whether the line break ending a line of `c` is a hard wrap: the candidate's first line, at
+/// least [`MIN_FOLD`] characters long (no pretty printer writes one: it breaks right after the
+/// `{`; a record on one line has no break), or a later line exactly as long as the first one that
+/// was.
+fn is_fold(c: &Candidate) -> bool {
+    match c.fold {
+        Some(width) => c.line_len == width,
+        None => c.breaks == 0 && c.line_len >= MIN_FOLD,
+    }
+}
+
 /// Take bytes into the candidate until it is complete or no JSON.
 fn step(c: &mut Candidate, bytes: &[u8]) -> Step {
     for (k, &b) in bytes.iter().enumerate() {
+        if b == b'\n' && !c.in_escaped_string && c.started && is_fold(c) {
+            c.fold = Some(c.line_len);
+            c.line_len = 0;
+            return Step::Fold(k);
+        }
+        if b == b'\n' {
+            c.line_len = 0;
+        } else if (b & 0xc0) != 0x80 {
+            c.line_len += 1;
+        }
+        if c.in_comment {
+            if b != b'\n' {
+                continue;
+            }
+            c.in_comment = false;
+        }
         if c.in_escaped_string {
             // To the end of the enclosing string: a quote after an even number of backslashes.
             match b {
@@ -274,8 +394,11 @@ fn step(c: &mut Candidate, bytes: &[u8]) -> Step {
         if !c.started {
             match b {
                 b' ' | b'\t' => continue,
-                b'\n' | b'\r' => c.started = true,
-                b'"' | b'}' => c.started = true,
+                b'\n' | b'\r' => {
+                    c.started = true;
+                    c.line_blank = true;
+                }
+                b'"' | b'}' | b'/' => c.started = true,
                 b'\\' => {
                     c.started = true;
                     c.in_escaped_string = true;
@@ -296,6 +419,32 @@ fn step(c: &mut Candidate, bytes: &[u8]) -> Step {
             c.last = b;
             continue;
         }
+        if c.maybe_comment {
+            match b {
+                b' ' | b'\t' => continue,
+                // JSON after it: `//` is a prefix every line of the record carries.
+                b'"' | b'{' | b'}' | b'[' | b']' | b'-' | b'0'..=b'9' | b'\n' | b'\r' => c.maybe_comment = false,
+                _ => {
+                    c.maybe_comment = false;
+                    c.in_comment = true;
+                    continue;
+                }
+            }
+        }
+        if b == b'/' && c.started {
+            if c.slash {
+                // `//`: a comment to the end of the line (its line ends where the byte before it
+                // left it); at a line's start, unless JSON follows it.
+                if c.line_blank {
+                    c.maybe_comment = true;
+                } else {
+                    c.in_comment = true;
+                }
+            }
+            c.slash = !c.slash;
+            continue;
+        }
+        c.slash = false;
         match b {
             b'"' => c.in_string = true,
             b'{' | b'[' => {
@@ -311,21 +460,19 @@ fn step(c: &mut Candidate, bytes: &[u8]) -> Step {
                 }
             }
             b'\n' => {
-                // A pretty printer ends a line inside an object after a value, a comma or a
-                // bracket; a line of prose does not.
-                if !matches!(
-                    c.last,
-                    b',' | b'{' | b'[' | b'}' | b']' | b'"' | b'0'..=b'9' | b'e' | b'l' | b'N' | b'y' | b'\n'
-                ) {
+                if !pretty_line_end(c.last) {
                     return Step::Abandon(k);
                 }
+                c.breaks += 1;
                 c.last = b'\n';
+                c.line_blank = true;
                 continue;
             }
             _ => {}
         }
         if !b.is_ascii_whitespace() {
             c.last = b;
+            c.line_blank = false;
         }
     }
     Step::More
