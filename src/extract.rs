@@ -77,6 +77,20 @@ pub fn extract(block: &Block) -> Extracted {
         });
     }
 
+    // Lines printed after the block for the same run (`[[footer]]`): a value inside the block wins.
+    for c in &block.footer {
+        let Some((spec, captured)) = def.footer_spec(&c.label) else { continue };
+        let field = read_into(&mut out, spec, captured, &c.value, c.line, true);
+        out.rows.push(Row {
+            section: None,
+            label: c.label.trim_end_matches(':').to_string(),
+            value: Some(c.value.clone()),
+            line: c.line,
+            field,
+            scope: Some("footer".into()),
+        });
+    }
+
     let spec_block = def.block.as_ref().expect("a text block has a block spec");
     // Each line as a row (label key and value): as the scanner read it, or read now where it
     // did not (a block made by hand, or a value range that does not fit its line).

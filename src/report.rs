@@ -696,7 +696,8 @@ pub struct Row {
     pub line: usize,
     /// The canonical figure the row fed (`reported.ttft_ms.mean`), `null` when none.
     pub field: Option<String>,
-    /// `preamble` for a line printed before the block that belongs to the same run.
+    /// `preamble` for a line printed before the block that belongs to the same run, `footer` for
+    /// one printed after it (`[[footer]]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }

@@ -36,6 +36,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
     }
     let mut rows = rows_of(&cx, &raw.row, "row")?;
     let context = rows_of(&cx, &raw.context, "context")?;
+    let footer = rows_of(&cx, &raw.footer, "footer")?;
     rows.append(&mut keys(&cx, &raw.key)?);
     if !format.is_text() && raw.detect.is_none() {
         return Err(cx.err_at(0, "detect", "a JSON format needs a [detect] table (keys_all / keys_any)".into()));
@@ -81,6 +82,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
         unit_key: raw.unit_key,
         row_finder: OnceLock::new(),
         trailers,
+        footer,
         fold,
         label_index,
         templated,
@@ -178,6 +180,23 @@ fn block(cx: &Source, b: &RawBlock) -> Result<BlockSpec, Error> {
     let groups = b.groups.as_ref().map(|g| groups(cx, g)).transpose()?;
     let end = b.end.as_ref().map(|s| cx.regex(s, "block.end")).transpose()?;
     let banner = cx.regex(&b.banner, "block.banner")?;
+    let header = b.header.as_ref().map(|h| cx.regex(h, "block.header")).transpose()?;
+    if let (Some(h), Some(raw)) = (&header, &b.header) {
+        // A header line opens a block as a banner does: it must hold text, and a table block
+        // reads what it opens (a printed block's rows are not under a column header).
+        let empty = regex_syntax::parse(h.as_str()).is_ok_and(|x| x.properties().minimum_len() == Some(0));
+        if empty || b.table.is_none() {
+            return Err(cx.err_at(
+                raw.span().start,
+                "block.header",
+                format!(
+                    "'{}' {}: a header is a table's column header line, for a [block.table]",
+                    h.as_str(),
+                    if empty { "matches an empty text" } else { "is in a block without [block.table]" }
+                ),
+            ));
+        }
+    }
     // A banner that can match no text at all (`^`, `.*`) would open a block at every line
     // (and every such block would be cut off by the next): no format looks like that.
     if regex_syntax::parse(banner.as_str()).is_ok_and(|h| h.properties().minimum_len() == Some(0)) {
@@ -193,6 +212,7 @@ fn block(cx: &Source, b: &RawBlock) -> Result<BlockSpec, Error> {
     }
     Ok(BlockSpec {
         banner,
+        header,
         banner_is_row: b.banner_is_row,
         end_first: FirstBytes::of(end.as_ref()),
         section_first: FirstBytes::of(section.as_ref()),

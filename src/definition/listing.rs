@@ -12,7 +12,11 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
             let markers: Vec<String> = match (&d.block, &d.detect) {
                 (Some(b), _) => {
                     let mut m = vec![format!("banner /{}/", b.banner.as_str())];
+                    if let Some(h) = &b.header {
+                        m.push(format!("or column header /{}/ (with rows it knows)", h.as_str()));
+                    }
                     m.extend(d.trailers.iter().map(|t| format!("trailer /{}/", t.banner.as_str())));
+                    m.extend(d.footer.iter().map(|f| format!("footer line '{}' after the block", f.label)));
                     if let Some(t) = &b.table {
                         let cells = match t.cells {
                             CellStyle::Ruled => "ruled",
@@ -25,6 +29,9 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
                             RowsAre::Runs => "a run per row",
                         };
                         m.push(format!("{cells} tables, {rows}"));
+                        if t.rows == RowsAre::Runs && b.section.is_some() {
+                            m.push("a table titled with no section it reads: by its column headers".into());
+                        }
                     }
                     m
                 }

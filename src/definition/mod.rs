@@ -72,6 +72,10 @@ pub fn arg_label(name: &str) -> String {
 /// block's default `max_noise`.
 pub(crate) const MAX_NOISE_RUN: usize = 8;
 
+/// Most lines after a block's end that its `[[footer]]` lines are looked for on (AIPerf prints
+/// its duration under a telemetry box and its command line, about twenty lines down).
+pub const MAX_FOOTER_DISTANCE: usize = 40;
+
 /// One tool output format.
 #[derive(Debug)]
 pub struct Definition {
@@ -112,6 +116,10 @@ pub struct Definition {
     row_finder: OnceLock<Regex>,
     /// Blocks printed right after a result block that belong to the same run.
     pub trailers: Vec<TrailerSpec>,
+    /// `[[footer]]`: `label: value` lines printed after the block (within
+    /// [`MAX_FOOTER_DISTANCE`] lines of its end) that belong to the run it closes (AIPerf's
+    /// `Benchmark Duration: 26.82 sec` under its tables).
+    pub footer: Vec<RowSpec>,
     /// `[fold]`: each run of this definition (a row of a summary table) repeats a run read
     /// earlier in the same input, and is folded into it as a cross-check (`pipeline::fold`).
     pub fold: Option<FoldSpec>,
@@ -200,6 +208,10 @@ impl RequestsSpec {
 pub struct BlockSpec {
     /// Searched anywhere in the line, so a pasted `` ```===== Serving... `` still opens a block.
     pub banner: Regex,
+    /// A table's column header line (`┃ Metric ┃ avg ┃ min ┃ ...`), searched anywhere in the line:
+    /// it opens a block as the banner does when the table's title was edited away. The block is
+    /// read only when its rows are rows the definition knows (as for a banner).
+    pub header: Option<Regex>,
     /// The banner line is itself the first row (formats without a banner).
     pub banner_is_row: bool,
     /// Matched against the trimmed line.
@@ -608,6 +620,11 @@ impl Definition {
 
     pub fn context_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
         self.context.iter().find_map(|s| s.matches_label(label).map(|c| (s, c)))
+    }
+
+    /// The `[[footer]]` spec of a line printed after the block.
+    pub fn footer_spec(&self, label: &str) -> Option<(&RowSpec, Captured)> {
+        self.footer.iter().find_map(|s| s.matches_label(label).map(|c| (s, c)))
     }
 
     /// Where rows, section headers and closing lines start in a line that holds several of them

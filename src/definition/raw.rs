@@ -39,6 +39,8 @@ pub struct RawDefinition {
     pub unit_key: Option<String>,
     #[serde(default)]
     pub trailer: Vec<RawTrailer>,
+    #[serde(default)]
+    pub footer: Vec<RawRow>,
     pub fold: Option<RawFold>,
 }
 
@@ -126,6 +128,7 @@ pub struct RawKey {
 #[serde(deny_unknown_fields)]
 pub struct RawBlock {
     pub banner: Spanned<String>,
+    pub header: Option<Spanned<String>>,
     #[serde(default)]
     pub banner_is_row: bool,
     pub end: Option<Spanned<String>>,

@@ -47,6 +47,8 @@ pub struct Block<'d> {
     /// Line of the last row or of the closing line.
     pub last_line: usize,
     pub context: Vec<ContextLine>,
+    /// Lines printed after the block that its definition reads for the same run (`[[footer]]`).
+    pub footer: Vec<ContextLine>,
     /// Other definitions whose banner matched and that know as many rows.
     pub ambiguous_with: Vec<&'d str>,
     /// What reading the block's tables found wrong with them (a header that does not fit the rows).

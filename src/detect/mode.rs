@@ -277,19 +277,27 @@ pub(super) fn read_markdown<'d>(open: &mut Open<'d>, line: Line, hit: Option<Hit
     Step::Goes
 }
 
+/// Bars a hard-wrapped table line's rest holds (prose after a table is never its rest).
+const BOX: &[char] = &['|', '│', '┃', '║'];
+
 /// A block of a table format: its definition, and the lines since its last table line.
 pub(super) struct Grid<'d> {
     pub def: &'d Definition,
     pub block: &'d BlockSpec,
     spec: &'d TableSpec,
     noise_run: usize,
+    /// The last line kept is a ruled table line cut short by a hard wrap (it opens with a border
+    /// and does not close with one): the next line is its rest.
+    wrapped: bool,
+    /// A table line has been read with the learned prefix (or there is none to confirm).
+    prefix_seen: bool,
 }
 
 impl<'d> Grid<'d> {
     /// The grid of a table definition (`None`: not one).
     pub fn of(def: &'d Definition) -> Option<Grid<'d>> {
         let block = def.block.as_ref()?;
-        Some(Grid { def, block, spec: block.table.as_ref()?, noise_run: 0 })
+        Some(Grid { def, block, spec: block.table.as_ref()?, noise_run: 0, wrapped: false, prefix_seen: false })
     }
 
     /// A line while a table block is open: kept while it is a table line (or one of a few other
@@ -313,7 +321,24 @@ impl<'d> Grid<'d> {
         // own prefix may be padded like a table line, `server-1   | ...`), noise left out.
         let text = match open.prefix.shape() {
             Some(shape) => match shape.strip(&line.text) {
-                Some(rest) => rest.to_string(),
+                Some(rest) => {
+                    self.prefix_seen |= !rest.trim().is_empty();
+                    rest.to_string()
+                }
+                // The text before the banner on a title line that the table's first line does not
+                // carry is the title's own (`vLLM gemma4 12B it NVIDIA AIPerf | LLM Metrics`), not
+                // a prefix: the block is read without one.
+                None if !self.prefix_seen && {
+                    let t = line.text.trim();
+                    !t.is_empty()
+                        && !t.starts_with(|c: char| c.is_alphanumeric())
+                        && table::is_table_line(self.def, self.spec, t)
+                } =>
+                {
+                    open.prefix = Prefix::None;
+                    self.prefix_seen = true;
+                    line.text.clone()
+                }
                 None => {
                     self.noise_run += 1;
                     return if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes };
@@ -326,15 +351,30 @@ impl<'d> Grid<'d> {
             open.last_row_line = number;
             return Step::Ends(BlockEnd::Closed(number));
         }
+        // The rest of a table line a terminal hard-wrapped (a pod log at 80 columns): joined back
+        // to it as it was printed, so that the table's lines are whole when it is cut into cells.
+        if self.wrapped
+            && !trimmed.is_empty()
+            && trimmed.contains(|c| BOX.contains(&c) || ('\u{2500}'..='\u{257F}').contains(&c))
+            && let Some(last) = open.body.last_mut()
+        {
+            last.text.push_str(text.trim_end());
+            self.wrapped = table::is_cut_short(self.spec, last.text.trim());
+            open.last_row_line = number;
+            self.noise_run = 0;
+            return Step::Goes;
+        }
         // A blank line neither ends the tables nor keeps them going.
         let blank = trimmed.is_empty();
         let is_table = !blank && table::is_table_line(self.def, self.spec, trimmed);
+        let cut_short = is_table && table::is_cut_short(self.spec, trimmed);
         open.body.push(Line { number, text, truncated: line.truncated });
         if blank {
             return Step::Goes;
         }
         if is_table {
             self.noise_run = 0;
+            self.wrapped = cut_short;
             open.last_row_line = number;
             return Step::Goes;
         }

@@ -118,8 +118,18 @@ impl Literals {
             .flat_map(|d| &d.context)
             .filter_map(|spec| spec.pattern.clone().map(|p| (normalize_label(&spec.label), p)))
             .collect();
-        let banner: Vec<Needles> =
-            text_defs.iter().map(|d| Needles::of(d.block.as_ref().expect("text definition").banner.as_str())).collect();
+        // A table's column header line opens a block as its banner does (`[block] header`).
+        let banner: Vec<Needles> = text_defs
+            .iter()
+            .map(|d| {
+                let block = d.block.as_ref().expect("text definition");
+                let banner = Needles::of(block.banner.as_str());
+                match &block.header {
+                    Some(h) => banner.or(Needles::of(h.as_str())),
+                    None => banner,
+                }
+            })
+            .collect();
         let mut others: Vec<Needles> = text_defs
             .iter()
             .flat_map(|d| &d.trailers)
@@ -181,6 +191,17 @@ impl Needles {
         match regex_syntax::parse(pattern) {
             Ok(hir) => Needles(required(&hir)),
             Err(_) => Needles(None),
+        }
+    }
+
+    /// Needles for a line that matches either pattern: both sets (none, when either has none).
+    fn or(self, other: Needles) -> Needles {
+        match (self.0, other.0) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                Needles(Some(a))
+            }
+            _ => Needles(None),
         }
     }
 

@@ -13,6 +13,7 @@ use crate::input::Line;
 use crate::lex::{label_key, normalize_label, split_row};
 
 mod evidence;
+mod footer;
 mod interleaved;
 mod repair;
 
@@ -49,6 +50,9 @@ pub struct Scanner<'d> {
     table_rows_before: usize,
     /// The line of the last row passed over.
     passed_over_last: Option<usize>,
+    /// The blocks being finished are the runs of one table block (its footers are none of
+    /// theirs: see [`Scanner::footer_lines`]).
+    several_runs: bool,
 }
 
 /// Most things passed over that the "nothing found" message names.
@@ -64,6 +68,8 @@ struct Held<'d> {
     open: bool,
     /// The block's prefix, which its trailer's lines carry too.
     prefix: Prefix,
+    /// Lines left to look at for the block's `[[footer]]` lines (0: not held for them).
+    footer: usize,
 }
 
 impl<'d> Scanner<'d> {
@@ -85,6 +91,7 @@ impl<'d> Scanner<'d> {
             table_run: (0, 0),
             table_rows_before: 0,
             passed_over_last: None,
+            several_runs: false,
         }
     }
 
@@ -212,6 +219,7 @@ impl<'d> Scanner<'d> {
                 let last = open.last_row_line;
                 self.finish_grid(open, BlockEnd::AfterTables(last));
                 for l in &after {
+                    self.feed_footer(l);
                     self.note_context(l);
                 }
             }
@@ -232,6 +240,7 @@ impl<'d> Scanner<'d> {
         self.finish_rows(open, rows.seen, BlockEnd::Noise);
         let again = after.split_off(after.len().min(MAX_NOISE_RUN));
         for l in &after {
+            self.feed_footer(l);
             self.note_context(l);
         }
         for l in again {
@@ -251,7 +260,9 @@ impl<'d> Scanner<'d> {
     fn feed_held(&mut self, line: &Line) -> bool {
         let Some(h) = self.held.as_mut() else { return false };
         let Some(trailer) = h.trailer else {
-            self.look_after(line);
+            if !self.feed_footer(line) {
+                self.look_after(line);
+            }
             return false;
         };
         // The block's prefix is stripped where what remains is a line of the trailer.
@@ -517,6 +528,12 @@ impl<'d> Scanner<'d> {
                     start
                 }
             };
+            // No banner: a table's column header line opens the block as well (its title was
+            // edited or lost); the rows under it must still be rows the definition knows.
+            let start = start.or_else(|| {
+                let header = d.block.as_ref().and_then(|b| b.header.as_ref())?;
+                header.find(text).map(|m| m.start())
+            });
             if let Some(start) = start {
                 at.get_or_insert(start);
                 hits.push(*d);
@@ -577,10 +594,17 @@ impl<'d> Scanner<'d> {
     }
 
     fn start(&mut self, line: Line, candidates: Vec<&'d Definition>, at: usize) {
-        // What is before the banner on its line is the block's prefix (see `super::prefix`).
-        let prefix = Prefix::learn(&line.text[..at]);
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
         let grid = candidates.iter().copied().find_map(Grid::of);
+        // What is before the banner on its line is the block's prefix (see `super::prefix`); a
+        // Markdown list marker before a table's title is the title's own (`- ℹ ... Statistics`).
+        let before = &line.text[..at];
+        let prefix = match grid {
+            Some(_) if !before.trim().is_empty() && table::without_list_marker(before).trim().is_empty() => {
+                Prefix::learn(&before[..before.len() - before.trim_start().len()])
+            }
+            _ => Prefix::learn(before),
+        };
         // Room for a usual block's lines (about 40), so that it is not regrown line by line.
         let mut body = Vec::with_capacity(48);
         let mut seen = Vec::with_capacity(48);
@@ -640,6 +664,7 @@ impl<'d> Scanner<'d> {
             }
         }
         let Some((def, bodies, _)) = best else { return };
+        self.several_runs = bodies.len() > 1;
         for b in bodies {
             // Tables without a closing line end with the last table that had rows.
             let last_row_line = match end {
@@ -659,6 +684,7 @@ impl<'d> Scanner<'d> {
             };
             self.finish_rows(one, Vec::new(), end);
         }
+        self.several_runs = false;
     }
 
     /// A block of rows (`seen`: the rows as they were read line by line, if they were): which
@@ -673,8 +699,9 @@ impl<'d> Scanner<'d> {
             _ => None,
         };
         let look_after = matches!(block.end, BlockEnd::Closed(_)) && block.neighbour.is_some();
-        if trailer.is_some() || look_after {
-            self.held = Some(Held { block, trailer, gap: 0, open: false, prefix });
+        let footer = if trailer.is_some() || look_after { 0 } else { self.footer_lines(&block) };
+        if trailer.is_some() || look_after || footer > 0 {
+            self.held = Some(Held { block, trailer, gap: 0, open: false, prefix, footer });
         } else {
             self.ready.push_back(block);
         }
@@ -768,6 +795,7 @@ impl<'d> Scanner<'d> {
             ambiguous_with,
             notes: open.notes,
             neighbour,
+            footer: Vec::new(),
         })
     }
 }

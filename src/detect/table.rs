@@ -55,6 +55,18 @@ pub(super) fn is_table_line(def: &Definition, spec: &TableSpec, trimmed: &str) -
     }
 }
 
+/// Characters that close a ruled table line on the right: a border or a corner.
+const RIGHT_EDGE: &[char] =
+    &['|', '│', '┃', '║', '┓', '┐', '┩', '┤', '┫', '┨', '┘', '┛', '╗', '╝', '╢', '╣', '╡', '╕', '╛', '╮', '╯', '+'];
+
+/// Whether a line of a ruled table was cut short by a hard wrap: it opens with a border or a
+/// corner and does not close with one (every line of a ruled table, rule or row, does). A table
+/// whose lines are not closed on the right (`bars`, `csv`, `aligned`) is never taken as wrapped.
+pub(super) fn is_cut_short(spec: &TableSpec, trimmed: &str) -> bool {
+    let opens = trimmed.starts_with(BARS) || trimmed.starts_with(|c| ('\u{250C}'..='\u{257F}').contains(&c));
+    spec.cells == CellStyle::Ruled && opens && !trimmed.ends_with(RIGHT_EDGE)
+}
+
 /// The rows of a table block: one body for `rows = "metrics"`, one body per run key for
 /// `rows = "runs"` (in the order the keys first appear).
 pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Body> {
@@ -65,10 +77,13 @@ pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<
     let mut tables = tables;
     let notes: Vec<Note> = tables.iter_mut().flat_map(fit_headers).collect();
     match spec.rows {
-        RowsAre::Metrics => {
-            let last_line = tables.iter().filter(|t| !t.data.is_empty()).map(|t| t.last).max();
-            vec![Body { lines: metric_rows(def, spec, &tables), notes, last_line }]
-        }
+        RowsAre::Metrics => metric_runs(&tables)
+            .into_iter()
+            .map(|run| {
+                let last_line = run.iter().filter(|t| !t.data.is_empty()).map(|t| t.last).max();
+                Body { lines: metric_rows(def, spec, run), notes: notes.clone(), last_line }
+            })
+            .collect(),
         RowsAre::Runs => {
             let runs = run_rows(def, &tables);
             if runs.is_empty() && !notes.is_empty() {
@@ -77,7 +92,10 @@ pub(super) fn bodies(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<
                 return vec![Body { lines: Vec::new(), notes, last_line }];
             }
             runs.into_iter()
-                .map(|(lines, last_line)| Body { lines, notes: notes.clone(), last_line: Some(last_line) })
+                .map(|(lines, last_line, own)| {
+                    let notes = notes.iter().cloned().chain(own).collect();
+                    Body { lines, notes, last_line: Some(last_line) }
+                })
                 .collect()
         }
     }
@@ -173,7 +191,84 @@ fn is_title(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
         CellStyle::Bars => trimmed.contains(BARS),
         _ => trimmed.starts_with(BARS),
     };
+    let trimmed = without_list_marker(trimmed);
     !cells && (block.banner.is_match(trimmed) || section_name(def, trimmed).is_some_and(|n| !n.is_empty()))
+}
+
+/// A title without the Markdown list marker it was pasted behind (`- ℹ Request Latency
+/// Statistics`, `* `, `+ `, `1. `): the marker is the title line's own, no prefix of the table's
+/// lines (a table's lines are never list items).
+pub(super) fn without_list_marker(trimmed: &str) -> &str {
+    let t = trimmed.trim_start();
+    let rest = match t.as_bytes() {
+        [b'-' | b'*' | b'+', b' ', ..] => &t[2..],
+        _ => {
+            let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+            match t.as_bytes().get(digits..digits + 2) {
+                Some([b'.' | b')', b' ']) if digits > 0 && digits < 4 => &t[digits + 2..],
+                _ => return trimmed,
+            }
+        }
+    };
+    rest.trim_start()
+}
+
+/// The section of a runs table whose title names none the definition reads (a title edited by
+/// hand, `... Statistics Table-1 (...)`, or none at all): the section whose rows its column names
+/// are, when exactly one section has the most of them (two at least). The header rows identify a
+/// table as surely as its title: each section's columns are its own.
+fn section_by_columns(def: &Definition, columns: &[String]) -> Option<String> {
+    let mut sections: Vec<&str> = Vec::new();
+    for s in def.rows.iter().filter_map(|r| r.sections.as_ref()).flatten() {
+        if !sections.contains(&s.as_str()) {
+            sections.push(s);
+        }
+    }
+    let labels: Vec<String> = columns.iter().map(|c| crate::lex::normalize_label(&format!("{c}:"))).collect();
+    let score = |s: &str| {
+        labels
+            .iter()
+            .filter(|l| {
+                // (A column every section has, the run's key, tells none apart.)
+                def.row_spec(Some(s), l, 1, false).is_some()
+                    && !sections.iter().all(|o| def.row_spec(Some(o), l, 1, false).is_some())
+            })
+            .count()
+    };
+    let scored: Vec<(&str, usize)> = sections.iter().map(|s| (*s, score(s))).collect();
+    let best = scored.iter().map(|(_, n)| *n).max()?;
+    let mut winners = scored.iter().filter(|(_, n)| *n == best);
+    let (name, _) = winners.next()?;
+    (best >= 2 && winners.next().is_none()).then(|| name.to_string())
+}
+
+/// The title line a runs table's rows are read under: its own when it names a section the
+/// definition reads (or none can be told); else a title naming the section its columns identify
+/// (with a note), when the definition's section pattern takes that title.
+fn table_title(def: &Definition, table: &Table, columns: &[String], notes: &mut Option<Note>) -> Option<Line> {
+    let own = table.title.as_ref().map(|t| Line { text: without_list_marker(t.text.trim()).to_string(), ..t.clone() });
+    let own_name = own.as_ref().and_then(|t| section_name(def, t.text.trim()));
+    if own_name.as_deref().is_some_and(|n| n.is_empty() || def.reads_section(n)) || table.data.is_empty() {
+        return own.filter(|_| own_name.is_some());
+    }
+    let block = def.block.as_ref()?;
+    let found = section_by_columns(def, columns).and_then(|name| {
+        let strip = block.section_strip.trim_end_matches(' ');
+        let text = if strip.is_empty() { name.clone() } else { format!("{strip} {name}") };
+        (section_name(def, &text).as_deref() == Some(name.as_str())).then_some((name, text))
+    });
+    let Some((name, text)) = found else { return own.filter(|_| own_name.is_some()) };
+    let at = own.as_ref().map_or_else(|| table.header.first().map_or(table.last, |(l, _)| l.number), |t| t.number);
+    let said = match &own {
+        Some(t) => format!("the table titled '{}' names no section this format reads", t.text.trim()),
+        None => "a table without a title".to_string(),
+    };
+    *notes = Some(Note {
+        code: "table-title-by-header".into(),
+        message: format!("{said}: its column headers are those of '{name}', read as that table"),
+        line: Some(at),
+    });
+    Some(Line { number: at, text, truncated: false })
 }
 
 /// A rule: box-drawing characters, or `-`, `=`, `+`, `:` and bars, with at least one of `-=━─═`.
@@ -361,6 +456,31 @@ fn row_line(at: &Line, label: &str, value: &str) -> Line {
     Line { number: at.number, text: format!("{}: {value}", label.replace(": ", " ")), truncated: at.truncated }
 }
 
+/// The tables of a metrics block, cut into runs: a run prints each metric once, so a table whose
+/// metrics are mostly (half or more) those of a table before it in the run is the next run's (two
+/// AIPerf `LLM Metrics` tables pasted one under the other), while tables of other metrics (AIPerf
+/// 0.13's `Effective`, `Active` and `Usage` tables before its `LLM Metrics`) are the same run's.
+fn metric_runs(tables: &[Table]) -> Vec<&[Table]> {
+    let labels = |t: &Table| -> Vec<String> {
+        t.data.iter().filter_map(|(_, c)| c.first()).map(|c| c.text.clone()).filter(|l| !l.is_empty()).collect()
+    };
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut seen: Vec<String> = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        let mine = labels(t);
+        let repeated = mine.iter().filter(|l| seen.contains(l)).count();
+        if !mine.is_empty() && repeated * 2 >= mine.len() {
+            runs.push(&tables[start..i]);
+            start = i;
+            seen.clear();
+        }
+        seen.extend(mine);
+    }
+    runs.push(&tables[start..]);
+    runs
+}
+
 /// One metric per row: the cell under column `c` of row `r` is the row `r (c)`, or `r` under a
 /// value column. A row whose value cells are all empty continues the label above it (a label
 /// wrapped by the console).
@@ -405,24 +525,45 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
 
 /// One run per row, keyed by its first cell: the runs' rows from every table, each under its
 /// table's title, and the last line of the last table the run is in.
-fn run_rows(def: &Definition, tables: &[Table]) -> Vec<(Vec<Line>, usize)> {
-    let mut keys: Vec<String> = Vec::new();
-    let mut bodies: Vec<(Vec<Line>, usize)> = Vec::new();
+///
+/// A run has one titled table of each section: a key printed under a second title of a section
+/// the run already has (a second sweep's tables pasted under the first) is the next run of that
+/// key. (Tables under one title, guidellm's input and output text metrics, are one table's.)
+/// Each run has the notes of the tables it is in (a title told by the column headers).
+fn run_rows(def: &Definition, tables: &[Table]) -> Vec<(Vec<Line>, usize, Vec<Note>)> {
+    // Each run's key and the sections of the tables it has rows in.
+    type Seen = Vec<(Option<String>, Option<usize>)>;
+    let mut keys: Vec<(String, Seen)> = Vec::new();
+    let mut bodies: Vec<(Vec<Line>, usize, Vec<Note>)> = Vec::new();
     for table in tables {
         let columns = column_names(table);
-        let title = table.title.as_ref().filter(|t| section_name(def, t.text.trim()).is_some());
+        let mut note = None;
+        let title = table_title(def, table, &columns, &mut note);
+        let section = title.as_ref().and_then(|t| section_name(def, t.text.trim()));
+        let title_line = title.as_ref().map(|t| t.number);
+        let mut filled: Vec<usize> = Vec::new();
         for (line, cells) in &table.data {
             let Some(key) = cells.first().map(|c| c.text.clone()).filter(|k| !k.is_empty()) else { continue };
-            let i = match keys.iter().position(|k| *k == key) {
+            // (Rows of one key in one table are one run's: guidellm prints input and output rows.)
+            let free = |(i, (k, seen)): (usize, &(String, Seen))| {
+                let again = section.is_some() && seen.iter().any(|(s, l)| *s == section && *l != title_line);
+                (*k == key && (filled.contains(&i) || !again)).then_some(i)
+            };
+            let i = match keys.iter().enumerate().find_map(free) {
                 Some(i) => i,
                 None => {
-                    keys.push(key);
-                    bodies.push((Vec::new(), 0));
+                    keys.push((key, Vec::new()));
+                    bodies.push((Vec::new(), 0, Vec::new()));
                     keys.len() - 1
                 }
             };
+            if !filled.contains(&i) {
+                filled.push(i);
+                keys[i].1.push((section.clone(), title_line));
+            }
             bodies[i].1 = bodies[i].1.max(table.last);
-            if let Some(t) = title {
+            bodies[i].2.extend(note.clone());
+            if let Some(t) = &title {
                 bodies[i].0.push(t.clone());
             }
             for (j, cell) in cells.iter().enumerate() {

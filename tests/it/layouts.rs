@@ -182,3 +182,73 @@ fn guidellm_0_2_sweep_console() {
         assert!(notes.iter().any(|n| n["code"] == "variant-0.2"), "{strategy}: the misprint is said");
     }
 }
+
+// ---- Layouts around blocks: side by side in an HTML table, hard-wrapped console tables.
+
+/// The result block of a captured log: from its banner to its closing line.
+fn captured_block(name: &str) -> String {
+    let text = std::fs::read_to_string(common::samples_dir().join("captured").join(name)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.contains("Serving Benchmark Result")).unwrap();
+    let end = start + 1 + lines[start + 1..].iter().position(|l| l.starts_with("=====")).unwrap();
+    lines[start..=end].join("\n") + "\n"
+}
+
+/// What two readings of the same result must agree on (see `common::figures_of`).
+fn figures(text: &str) -> Vec<serde_json::Value> {
+    read(text).iter().map(common::figures_of).collect()
+}
+
+/// Blocks pasted side by side in an HTML table, one fenced block per `<td>`, as comparisons are
+/// pasted in GitHub issues. `tight`: no blank line inside the cells; `lang`: the fence's language.
+fn side_by_side(blocks: &[String], tight: bool, lang: &str) -> String {
+    let gap = if tight { "" } else { "\n" };
+    let mut out = String::from("<table>\n<tr>\n");
+    for b in blocks {
+        out.push_str(&format!("<td>\n{gap}```{lang}\n{b}```\n{gap}</td>\n"));
+    }
+    out.push_str("</tr>\n</table>\n");
+    out
+}
+
+const CAPTURED: &[&str] = &[
+    "vllm-s1.stdout.txt",
+    "vllm-s2.stdout.txt",
+    "vllm-chat-s2.stdout.txt",
+    "vllm-s2spec.stdout.txt",
+    "sglang-s1.stdout.txt",
+    "sglang-s2.stdout.txt",
+    "sglang-oai-s3.stdout.txt",
+];
+
+#[test]
+fn blocks_side_by_side_in_an_html_table() {
+    let a = captured_block("vllm-chat-s2.stdout.txt");
+    let b = captured_block("vllm-s1.stdout.txt");
+    let runs = read(&side_by_side(&[a.clone(), b.clone()], false, ""));
+    assert_eq!(runs.len(), 2);
+    // The figures each block prints, in the order of the cells.
+    assert_eq!(runs[0].totals.number("duration_s"), Some(26.73));
+    assert_eq!(runs[0].reported.stat("ttft_ms").and_then(|s| s.mean()), Some(139.97));
+    assert_eq!(runs[1].totals.number("duration_s"), Some(10.42));
+    assert_eq!(runs[1].reported.stat("ttft_ms").and_then(|s| s.mean()), Some(62.09));
+    let alone: Vec<serde_json::Value> = [a, b].iter().flat_map(|t| figures(t)).collect();
+    assert_eq!(runs.iter().map(common::figures_of).collect::<Vec<_>>(), alone);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Any two or three captured blocks side by side, with or without blank lines in the cells,
+    /// with or without a fence language: each block's figures, in order.
+    #[test]
+    fn any_blocks_side_by_side(
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 2..=3),
+        tight in any::<bool>(),
+        lang in prop::sample::select(vec!["", "text", "console"]),
+    ) {
+        let blocks: Vec<String> = picks.iter().map(|i| captured_block(CAPTURED[i.index(CAPTURED.len())])).collect();
+        let want: Vec<serde_json::Value> = blocks.iter().flat_map(|b| figures(b)).collect();
+        prop_assert_eq!(figures(&side_by_side(&blocks, tight, lang)), want);
+    }
+}

@@ -51,5 +51,6 @@ mod store;
 mod summary_fold;
 mod sweep;
 mod table_header_properties;
+mod table_structure;
 mod units;
 mod validation;

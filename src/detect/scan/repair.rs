@@ -140,6 +140,19 @@ impl<'d> Scanner<'d> {
     /// Markdown table row (`| label | value |`), which the scanner reads as rows.
     fn unmark(&mut self, line: Line) -> Vec<Line> {
         let Some(parts) = unmark_text(&line.text) else {
+            let container = self.repair.cells.is_some() && self.holds_block(&line.text);
+            if let Some((first, cells)) = if container { self.repair.cells.take() } else { None } {
+                // A cell that holds a fenced block or a result's banner is a container (blocks
+                // pasted side by side, one per `<td>`), not a value: the row is no row of cells,
+                // and its lines are read as they are.
+                let mut out: Vec<Line> = cells
+                    .into_iter()
+                    .filter(|c| !c.trim().is_empty())
+                    .map(|text| Line { text, ..first.clone() })
+                    .collect();
+                out.push(line);
+                return out;
+            }
             if let Some((first, mut cells)) = self.repair.cells.take() {
                 // Inside a table row, a line of plain text is a cell's continuation.
                 if let Some(last) = cells.last_mut() {
@@ -196,6 +209,13 @@ impl<'d> Scanner<'d> {
             line.number,
         );
         out
+    }
+
+    /// Whether a line inside a table cell starts a block of its own: a Markdown code fence, or a
+    /// result's banner.
+    fn holds_block(&self, text: &str) -> bool {
+        let t = text.trim_start();
+        t.starts_with("```") || t.starts_with("~~~") || self.banner_hits(text).is_some()
     }
 
     // --- joined paragraph ----------------------------------------------------------------------
