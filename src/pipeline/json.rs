@@ -244,6 +244,9 @@ fn read_documents<'t>(
     Read { docs: out, text_lines, cut_errors }
 }
 
+/// The largest document [`read_repaired`] repairs.
+const MAX_REPAIR: usize = 16 << 20;
+
 /// A document that does not parse, read as its author meant it where that is certain
 /// ([`input::json::repair`]): its comments blanked; cut off, closed after its last complete
 /// member. `None` when neither makes it a document (the parse error then stands).
@@ -254,6 +257,11 @@ pub(crate) fn read_repaired(
     arrays: &input::json::Keys,
 ) -> Option<Doc<'static>> {
     use input::json::repair::{blank_comments, close_cut, unfold};
+    // A paste is small; a result file this large that does not parse is damage (or a
+    // decompression bomb's cut text), and each repair would copy it.
+    if slice.len() > MAX_REPAIR {
+        return None;
+    }
     let parse = |t: &[u8]| {
         let mut de = serde_json::Deserializer::from_slice(t);
         let doc = (DocSeed { arrays, line }).deserialize(&mut de).and_then(|d| de.end().map(|_| d)).ok()?;

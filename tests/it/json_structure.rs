@@ -43,13 +43,14 @@ fn exports() -> &'static [Export] {
         paths.sort();
         paths
             .into_iter()
-            .map(|p| {
+            .filter_map(|p| {
                 let name = common::sample_name(&p);
                 let text = std::fs::read_to_string(&p).unwrap();
                 let value: Value = serde_json::from_str(&text.replace(": Infinity", ": null")).unwrap();
-                let mut runs = run_all(text.as_bytes(), &name).unwrap();
+                // Files no definition reads (EvalScope's summaries) are not exports here.
+                let mut runs = run_all(text.as_bytes(), &name).ok()?;
                 assert_eq!(runs.len(), 1, "{name}");
-                Export { name, value, run: runs.remove(0) }
+                Some(Export { name, value, run: runs.remove(0) })
             })
             .collect()
     })
@@ -301,4 +302,27 @@ fn published_pastes_read_as_their_manifest_says() {
     }
     assert!(checked >= 20, "{checked}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An inference-perf report as people post it in an issue: folded in a `<details>` block,
+/// indented, after the `$ cat` that printed it, from a version that wrote no
+/// `benchmark_time_seconds`: read, every figure the file's but the duration.
+#[test]
+fn a_report_in_a_details_block_after_a_cat_line_is_read() {
+    let export =
+        exports().iter().find(|e| e.name.ends_with("inference-perf-s2.summary_lifecycle_metrics.json")).unwrap();
+    let mut value = export.value.clone();
+    remove_key(&mut value, "benchmark_time_seconds");
+    let body: Vec<String> = serde_json::to_string_pretty(&value).unwrap().lines().map(|l| format!("    {l}")).collect();
+    let text = format!(
+        "Results:\n\n<details>\n<summary>summary_lifecycle_metrics.json</summary>\n\n```\n$ cat reports/summary_lifecycle_metrics.json\n{}\n```\n</details>\n",
+        body.join("\n")
+    );
+    let runs = run_all(text.as_bytes(), "issue.md").unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].source.parser, "inference-perf-lifecycle");
+    assert!(notes(&runs[0]).contains(&"recognised-by-structure"), "{:?}", notes(&runs[0]));
+    figures_are_the_originals(&runs[0], &export.run).unwrap();
+    let lost: Vec<String> = figures(&export.run).into_keys().filter(|k| !figures(&runs[0]).contains_key(k)).collect();
+    assert_eq!(lost, ["totals.duration_s"]);
 }
