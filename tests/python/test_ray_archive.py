@@ -61,7 +61,10 @@ def check_against_cli(rows):
         assert [json.loads(r["run"]) for r in got] == runs, path
         for r, run in zip(got, runs):
             assert r["verdict"] == run["verdict"]
-            assert r["tpot_ms"] == run["derived"].get("tpot_ms", {}).get("mean")
+            want = run["derived"].get("tpot_ms", {}).get("mean")
+            # The row's column agrees with the run to 1e-9: a TPOT of 0.083 ms (a published
+            # inference-perf paste) comes back from the table with 10 significant digits.
+            assert r["tpot_ms"] == (None if want is None else pytest.approx(want, rel=1e-9, abs=0))
             assert r["block"] == run["source"]["block"]
         runs_seen += len(runs)
     assert runs_seen > 150
