@@ -109,7 +109,7 @@ impl Judge for Records<'_, '_> {
         if found.nested {
             how.push("inside another document or line".to_string());
         }
-        if found.folded.is_some() {
+        if found.folded {
             how.push("its lines hard-wrapped, joined again".to_string());
         }
 

@@ -60,8 +60,8 @@ pub struct Found {
     /// It never closed: the text ended, or a line of it is no JSON (a paste cut short); the bytes
     /// run to there, that line included.
     pub cut: bool,
-    /// Its lines were hard-wrapped at this width (characters): the breaks were taken out.
-    pub folded: Option<usize>,
+    /// Its lines were hard-wrapped: the breaks were taken out.
+    pub folded: bool,
 }
 
 /// The judge: given a candidate's bytes (from its `{` to its `}`) and how it was found.
@@ -189,8 +189,13 @@ impl Finder {
     /// (the judge decides); otherwise, or if it is none, its bytes are read again.
     fn cut_or_reread(&mut self, c: Candidate, judge: &mut dyn Judge) {
         if c.breaks > 0 || c.fold.is_some() {
-            let found =
-                Found { line: c.line, nested: c.nested, unescaped: self.unescaped > 0, cut: true, folded: c.fold };
+            let found = Found {
+                line: c.line,
+                nested: c.nested,
+                unescaped: self.unescaped > 0,
+                cut: true,
+                folded: c.fold.is_some(),
+            };
             if judge.judge(&c.buf, found) == Judged::Taken {
                 return;
             }
@@ -258,7 +263,7 @@ impl Finder {
                             nested: c.nested,
                             unescaped: self.unescaped > 0,
                             cut: false,
-                            folded: c.fold,
+                            folded: c.fold.is_some(),
                         };
                         match judge.judge(&c.buf, found) {
                             Judged::Taken | Judged::Ignored => {}
@@ -341,7 +346,7 @@ impl Finder {
 }
 
 /// Characters in UTF-8 bytes (continuation bytes not counted).
-fn chars(bytes: &[u8]) -> usize {
+pub fn chars(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| (**b & 0xc0) != 0x80).count()
 }
 

@@ -8,25 +8,31 @@
 //! everything after it, and the brackets still open are closed. What is left is what the
 //! document held up to there, so a figure read from it is the figure printed.
 
+/// Where a string that starts at `from` (after its opening quote) ends: after its closing quote,
+/// or after a raw line break, which no JSON string holds (prose with a stray quote).
+fn string_end(text: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < text.len() {
+        match text[i] {
+            b'\\' => i += 2,
+            b'"' | b'\n' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    text.len()
+}
+
 /// Replace every `//` (to the end of its line) and `/* ... */` comment outside strings by spaces,
 /// keeping line breaks. `None` when there is none.
 pub fn blank_comments(text: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     let mut i = 0;
-    let mut in_string = false;
     while i < text.len() {
-        let b = text[i];
-        if in_string {
-            match b {
-                b'\\' => i += 1,
-                b'"' | b'\n' => in_string = false,
-                _ => {}
+        match (text[i], text.get(i + 1)) {
+            (b'"', _) => {
+                i = string_end(text, i + 1);
+                continue;
             }
-            i += 1;
-            continue;
-        }
-        match (b, text.get(i + 1)) {
-            (b'"', _) => in_string = true,
             (b'/', Some(b'/')) => {
                 let end = memchr::memchr(b'\n', &text[i..]).map_or(text.len(), |n| i + n);
                 out.get_or_insert_with(|| text.to_vec())[i..end].fill(b' ');
@@ -53,7 +59,7 @@ pub fn blank_comments(text: &[u8]) -> Option<Vec<u8>> {
 /// every line after it as long as it are joined to the next. `None` when its first line is
 /// shorter, or it has one line.
 pub fn unfold(text: &[u8], first_col: usize, min: usize) -> Option<Vec<u8>> {
-    let chars = |l: &[u8]| l.iter().filter(|b| (**b & 0xc0) != 0x80).count();
+    use super::embedded::chars;
     let mut lines = text.split(|b| *b == b'\n');
     let first = lines.next()?;
     let width = first_col + chars(first);
@@ -90,22 +96,14 @@ pub fn close_cut<T>(text: &[u8], mut close: impl FnMut(&[u8]) -> Option<T>) -> O
     const TRIES: usize = 8;
     let mut open: Vec<u8> = Vec::new();
     let mut cuts: Vec<Cut> = Vec::new();
-    let mut in_string = false;
     let mut i = 0;
     while i < text.len() {
         let b = text[i];
-        if in_string {
-            match b {
-                b'\\' => i += 1,
-                // A raw line break is in no JSON string: prose with a stray quote.
-                b'"' | b'\n' => in_string = false,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
         match b {
-            b'"' => in_string = true,
+            b'"' => {
+                i = string_end(text, i + 1);
+                continue;
+            }
             b'{' | b'[' => {
                 open.push(b);
                 cuts.push(Cut { at: i + 1, open: open.clone() });
