@@ -185,17 +185,16 @@ impl Finder {
         }
     }
 
+    /// How a complete (or, `cut`, never closed) candidate was found, for the judge.
+    fn found(&self, c: &Candidate, cut: bool) -> Found {
+        Found { line: c.line, nested: c.nested, unescaped: self.unescaped > 0, cut, folded: c.fold.is_some() }
+    }
+
     /// A candidate that never closed: if it ran over several lines, it may be a record cut short
     /// (the judge decides); otherwise, or if it is none, its bytes are read again.
     fn cut_or_reread(&mut self, c: Candidate, judge: &mut dyn Judge) {
         if c.breaks > 0 || c.fold.is_some() {
-            let found = Found {
-                line: c.line,
-                nested: c.nested,
-                unescaped: self.unescaped > 0,
-                cut: true,
-                folded: c.fold.is_some(),
-            };
+            let found = self.found(&c, true);
             if judge.judge(&c.buf, found) == Judged::Taken {
                 return;
             }
@@ -258,13 +257,7 @@ impl Finder {
                     if c.in_escaped_string {
                         self.unescape_and_read(c, judge);
                     } else {
-                        let found = Found {
-                            line: c.line,
-                            nested: c.nested,
-                            unescaped: self.unescaped > 0,
-                            cut: false,
-                            folded: c.fold.is_some(),
-                        };
+                        let found = self.found(&c, false);
                         match judge.judge(&c.buf, found) {
                             Judged::Taken | Judged::Ignored => {}
                             Judged::LookInside => self.reread(c, judge),
