@@ -20,7 +20,7 @@ fn row<'r>(run: &'r Run, label: &str) -> &'r bench_normalize::report::Row {
 /// kept as rows feeding no figure, TPOT derived from its own E2E, TTFT and tokens.
 #[test]
 fn tensorrt_llm_example_is_its_own_tool() {
-    let runs = public("113-trtllm.txt");
+    let runs = public("117-trtllm.txt");
     assert_eq!(runs.len(), 1);
     let run = &runs[0];
     assert_eq!(run.source.tool, "TensorRT-LLM benchmark_serving.py");
@@ -153,7 +153,7 @@ fn a_vllm_block_without_the_trt_rows_stays_vllm() {
 /// read as that (the `Backend: lmdeploy` row names the server, not the client), with its meanings.
 #[test]
 fn lmdeploy_restful_copy_of_the_old_sglang_block_is_read_as_it() {
-    let runs = public("114-lmdeploy.txt");
+    let runs = public("118-lmdeploy.txt");
     assert_eq!(runs.len(), 1);
     let run = &runs[0];
     assert_eq!(
@@ -248,7 +248,7 @@ fn an_sglang_run_against_lmdeploy_is_sglang() {
 /// held to the totals.
 #[test]
 fn lmdeploy_profile_throughput_report() {
-    let runs = public("115-lmdeploy.txt");
+    let runs = public("119-lmdeploy.txt");
     assert_eq!(runs.len(), 1);
     let run = &runs[0];
     assert_eq!(run.source.parser, "lmdeploy-profile-throughput");
@@ -301,7 +301,7 @@ RPS (request per second): 8.299 req/s\nRPM (request per minute): 497.925 req/min
 /// LightLLM's, both with vLLM 0.1.x's meanings.
 #[test]
 fn lightllm_copy_told_apart_by_its_total_tokens_line() {
-    let runs = public("116-lightllm.txt");
+    let runs = public("120-lightllm.txt");
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].source.variant.as_deref(), Some("script-0.1"));
     assert_eq!(runs[0].source.tool, "benchmarks/benchmark_serving.py (vLLM 0.1.x)");
