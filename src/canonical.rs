@@ -27,7 +27,7 @@ pub fn assemble(origin: Origin, extracted: Extracted) -> Run {
     let mut run = Run {
         source: Source {
             parser: origin.definition.id.clone(),
-            tool: origin.definition.tool.clone(),
+            tool: origin.variant.and_then(|v| v.tool.clone()).unwrap_or_else(|| origin.definition.tool.clone()),
             format: origin.format,
             variant: origin.variant.map(|v| v.id.clone()),
             input: origin.input.to_string(),

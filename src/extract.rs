@@ -174,6 +174,13 @@ pub fn extract(block: &Block) -> Extracted {
             *n
         };
         let matched = def.row_spec(section.as_deref(), &label, occurrence, out.sectionless);
+        if let Some((spec, _)) = matched.as_ref().filter(|(spec, _)| !spec.items.is_empty()) {
+            if preamble_tail == Some(false) {
+                preamble_tail = Some(true);
+            }
+            read_items(&mut out, spec, section.as_deref(), &label, value, line.number);
+            continue;
+        }
         let field = match matched {
             Some((spec, captured)) => {
                 if preamble_tail == Some(false) {
@@ -202,6 +209,56 @@ pub fn extract(block: &Block) -> Extracted {
         out.misplaced = None;
     }
     out
+}
+
+/// A row whose value is a list (`0.068, 4.066, 0.285`, `[0, 0.094, 0.169]`): each item read into
+/// the figure its spec names at its place, and kept as a row of its own (the item as its value), so
+/// that every kept row names the one figure it fed. Items beyond the named ones feed nothing.
+fn read_items(out: &mut Extracted, spec: &RowSpec, section: Option<&str>, label: &str, value: &str, line: usize) {
+    let list = crate::lex::trim(value);
+    let list = list.strip_prefix('[').and_then(|l| l.strip_suffix(']')).unwrap_or(list);
+    let label = label.trim_end_matches(':');
+    let mut items: Vec<&str> = list.split(',').map(crate::lex::trim).collect();
+    if items.len() != spec.items.len() {
+        out.notes.push(Note {
+            code: "value-cleaned".into(),
+            message: format!("{label}: {} values printed where {} are named", items.len(), spec.items.len()),
+            line: Some(line),
+        });
+    }
+    items.resize(items.len().max(spec.items.len()), "");
+    for (i, item) in items.into_iter().enumerate() {
+        let field = spec.items.get(i).filter(|_| !item.is_empty()).map(|target| {
+            let (read, remark) = value::read(item, crate::vocabulary::Kind::Number, spec.suffix.as_ref());
+            let path = target.path();
+            if let Some(r) = remark {
+                out.notes.push(Note {
+                    code: "value-cleaned".into(),
+                    message: format!("{path}: {r}"),
+                    line: Some(line),
+                });
+            }
+            out.notes.extend(unread_note(&path, item, &read, line));
+            let unit = spec.unit;
+            out.assignments.push(Assignment {
+                target: target.clone(),
+                index: None,
+                value: read,
+                line,
+                from_context: false,
+                unit,
+            });
+            path
+        });
+        out.rows.push(Row {
+            section: section.map(str::to_string),
+            label: label.to_string(),
+            value: (!item.is_empty()).then(|| item.to_string()),
+            line,
+            field,
+            scope: None,
+        });
+    }
 }
 
 /// Read a row's value into an assignment; returns the figure path the row fed.

@@ -124,6 +124,20 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
     Some((tok, crate::lex::trim(rest)))
 }
 
+/// A value with the format's own suffix glued to it (`399.739s`, LMDeploy's `{elapsed_time:.3f}s`):
+/// the number before the suffix, and the suffix as the rest. Only a suffix that starts right after
+/// a digit: `12ms` is not `12` with suffix `s`.
+fn glued<'a>(text: &'a str, suffix: Option<&regex::Regex>) -> Option<(Token, &'a str)> {
+    let suffix = suffix?;
+    let at = text
+        .char_indices()
+        .skip(1)
+        .find(|&(i, _)| text.as_bytes()[i - 1].is_ascii_digit() && suffix.is_match(&text[i..]))?
+        .0;
+    let (tok, rest) = lex(&text[..at])?;
+    rest.is_empty().then_some((tok, &text[at..]))
+}
+
 /// True when text after a value is decoration (`·`, `*`, `|`) or an annotation set off by a mark
 /// (`<===== per chunk`, `(*)`, `# note`): no digit (which could be a second value) and not a bare
 /// word right after the number (which could be a unit other than the figure's).
@@ -145,7 +159,7 @@ pub fn read(text: &str, kind: Kind, suffix: Option<&regex::Regex>) -> (Read, Opt
     if cut.is_some_and(|t| t.trim_end().ends_with(|c: char| c.is_ascii_digit() || c == ',' || c == '.')) {
         return (Read::Unreadable(format!("'{text}' was cut short ('…'): the figure is unknown")), None);
     }
-    let Some((tok, rest)) = lex(text) else {
+    let Some((tok, rest)) = lex(text).or_else(|| glued(text, suffix)) else {
         return (Read::Unreadable(format!("'{text}' is not a number")), None);
     };
     let mut remark = None;
@@ -217,6 +231,16 @@ mod tests {
         assert_eq!(n("45.7%"), Read::Number(45.7));
         assert_eq!(n("10,944.03"), Read::Number(10944.03));
         assert_eq!(n("-3"), Read::Number(-3.0));
+    }
+
+    #[test]
+    fn a_suffix_glued_to_the_value_is_the_suffix() {
+        let s = regex::Regex::new("^(?:s)$").unwrap();
+        assert_eq!(read("399.739s", Kind::Number, Some(&s)).0, Read::Number(399.739));
+        assert_eq!(read("0.068s", Kind::Number, Some(&s)).0, Read::Number(0.068));
+        // Another unit glued on is not the suffix, and without a suffix nothing is glued.
+        assert!(matches!(read("12ms", Kind::Number, Some(&s)).0, Read::Unreadable(_)));
+        assert!(matches!(read("399.739s", Kind::Number, None).0, Read::Unreadable(_)));
     }
 
     #[test]

@@ -319,6 +319,7 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
         })
         .transpose()?;
     let total = r.total_field.as_ref().map(|f| cx.target(f, &format!("{what}.total_field"))).transpose()?;
+    let items = items(cx, r, what, labels[0].hole().is_some(), unit)?;
     Ok(RowSpec {
         label: label_text(r.label.get_ref()),
         labels,
@@ -331,6 +332,7 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
         occurrence: r.occurrence,
         suffix,
         total,
+        items,
         required: false,
         zero_is_absent: false,
         when_arg: r.when_arg.as_ref().map(|w| {
@@ -339,6 +341,44 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
         }),
         pattern,
     })
+}
+
+/// `items`: a `[[row]]` whose value is a list, each item feeding its own figure (not `field`,
+/// and a label without placeholder); the printed unit must convert into each.
+fn items(cx: &Source, r: &RawRow, what: &str, templated: bool, unit: Option<Unit>) -> Result<Vec<Target>, Error> {
+    let Some(first) = r.items.first() else { return Ok(Vec::new()) };
+    if what != "row" || r.field.is_some() || templated {
+        return Err(cx.err_at(
+            first.span().start,
+            &format!("{what}.items"),
+            "`items` is for a [[row]] with neither `field` nor a placeholder in its label".into(),
+        ));
+    }
+    let mut out = Vec::with_capacity(r.items.len());
+    for i in &r.items {
+        let t = cx.target(i, &format!("{what}.items"))?;
+        if t.field.kind == Kind::List || (t.field.kind == Kind::Stat && t.stat.is_none()) {
+            return Err(cx.err_at(
+                i.span().start,
+                &format!("{what}.items"),
+                format!(
+                    "an item feeds one figure: name a statistic of {} ({}.mean, {}.p99)",
+                    t.field.path, t.field.path, t.field.path
+                ),
+            ));
+        }
+        if let Some(u) = unit
+            && u.factor_to(t.field.unit).is_none()
+        {
+            return Err(cx.err_at(
+                i.span().start,
+                &format!("{what}.items"),
+                format!("cannot convert {} into {} for {}", u.as_str(), t.field.unit.as_str(), t.field.path),
+            ));
+        }
+        out.push(t);
+    }
+    Ok(out)
 }
 
 /// A row feeding a whole stat block names its statistic in the label (`{stat}`), and a row of a
@@ -383,6 +423,7 @@ fn keys(cx: &Source, raw: &[RawKey]) -> Result<Vec<RowSpec>, Error> {
             occurrence: None,
             suffix: None,
             total_field: None,
+            items: Vec::new(),
             arg: false,
             when_arg: None,
             pattern: None,
@@ -436,6 +477,7 @@ fn variants(cx: &Source, raw: Vec<RawVariant>, context: &[RowSpec]) -> Result<Ve
         variants.push(Variant {
             id: v.id,
             description: v.description,
+            tool: v.tool,
             has: v.has.iter().map(|l| normalize_label(l)).collect(),
             has_any: v.has_any.iter().map(|l| normalize_label(l)).collect(),
             lacks: v.lacks.iter().map(|l| normalize_label(l)).collect(),
@@ -615,6 +657,29 @@ mod tests {
                 && e.contains("unknown variant `boxes`, expected one of `ruled`, `bars`, `csv`, `aligned`"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn items_name_a_figure_each_and_exclude_field() {
+        let d = parse(
+            &format!("{HEAD}[[row]]\nlabel = \"lat(min, max):\"\nitems = [\"reported.ttft_ms.min\", \"reported.ttft_ms.max\"]\nunit = \"s\"\n"),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            d.rows[0].items.iter().map(|t| t.path()).collect::<Vec<_>>(),
+            ["reported.ttft_ms.min", "reported.ttft_ms.max"]
+        );
+        let e = err(&format!(
+            "{HEAD}[[row]]\nlabel = \"A:\"\nfield = \"totals.duration_s\"\nitems = [\"totals.duration_s\"]\n"
+        ));
+        assert!(e.contains("row.items: `items` is for a [[row]] with neither `field`"), "{e}");
+        let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nitems = [\"reported.ttft_ms\"]\n"));
+        assert!(e.contains("row.items"), "{e}");
+        let e = err(&format!("{HEAD}[[row]]\nlabel = \"A:\"\nunit = \"s\"\nitems = [\"totals.output_tokens\"]\n"));
+        assert!(e.contains("row.items: cannot convert s into"), "{e}");
+        let e = err(&format!("{HEAD}[[context]]\nlabel = \"A:\"\nitems = [\"totals.duration_s\"]\n"));
+        assert!(e.contains("context.items"), "{e}");
     }
 
     #[test]

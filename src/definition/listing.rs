@@ -54,7 +54,13 @@ pub fn listing(defs: &Definitions) -> serde_json::Value {
                 "description": d.description,
                 "origin": d.origin,
                 "markers": markers,
-                "variants": d.variants.iter().map(|v| json!({ "id": v.id, "description": v.description })).collect::<Vec<_>>(),
+                "variants": d.variants.iter().map(|v| {
+                    let mut o = json!({ "id": v.id, "description": v.description });
+                    if let Some(t) = &v.tool {
+                        o["tool"] = json!(t);
+                    }
+                    o
+                }).collect::<Vec<_>>(),
                 "rows": d.rows.len(),
             })
         })

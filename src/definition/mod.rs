@@ -343,6 +343,9 @@ pub struct ItlRule {
 pub struct Variant {
     pub id: String,
     pub description: String,
+    /// The tool a block of this variant is reported as (`source.tool`): a fork's copy of the
+    /// block; `None`, the definition's.
+    pub tool: Option<String>,
     pub has: Vec<String>,
     pub has_any: Vec<String>,
     pub lacks: Vec<String>,
@@ -520,6 +523,8 @@ pub struct RowSpec {
     pub suffix: Option<Regex>,
     /// For `a/b` values: where `b` goes.
     pub total: Option<Target>,
+    /// A list value (`0.068, 4.066, 0.285`): the figure each item feeds, in order.
+    pub items: Vec<Target>,
     /// JSON formats: the document must have this key (a hand-written report without it is an
     /// error naming the key).
     pub required: bool,

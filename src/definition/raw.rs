@@ -219,6 +219,9 @@ pub struct RawItlRule {
 pub struct RawVariant {
     pub id: String,
     pub description: String,
+    /// The tool this variant is reported as, when it is another program's copy of the block (a
+    /// fork's client); absent: the definition's `tool`.
+    pub tool: Option<String>,
     #[serde(default)]
     pub has: Vec<String>,
     #[serde(default)]
@@ -260,6 +263,10 @@ pub struct RawRow {
     pub occurrence: Option<usize>,
     pub suffix: Option<Spanned<String>>,
     pub total_field: Option<Spanned<String>>,
+    /// `[[row]]` only: the value is a list (`0.068, 4.066, 0.285`, `[0, 0.094]`); each item feeds
+    /// the figure named at its place, in order (instead of `field`).
+    #[serde(default)]
+    pub items: Vec<Spanned<String>>,
     /// `[[context]]` only: `label` is an argument of the client's argument dump, not a line.
     #[serde(default)]
     pub arg: bool,

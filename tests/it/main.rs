@@ -20,6 +20,7 @@ mod damaged_properties;
 mod decode;
 mod dstack_entries;
 mod dstack_properties;
+mod forks;
 mod fuzz_regressions;
 mod ground_truth;
 mod hostile;
