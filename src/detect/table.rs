@@ -29,6 +29,9 @@ struct Table {
     data: Vec<(Line, Vec<Cell>)>,
     /// Its last line (its bottom rule, or its last row).
     last: usize,
+    /// A grid (Python tabulate's `grid`): `+===+` under the header, `+---+` between the rows, so a
+    /// rule after a row ends the table only when another rule follows it.
+    grid: bool,
 }
 
 /// The rows of one run, what was wrong with the tables they came from, and the last line of the
@@ -184,6 +187,11 @@ fn is_rule(trimmed: &str) -> bool {
         })
 }
 
+/// The rule under the header of a Python tabulate `grid` table: `+====+====+` (ASCII, with `=`).
+fn is_grid_head_rule(trimmed: &str) -> bool {
+    trimmed.contains('=') && trimmed.chars().all(|c| matches!(c, '=' | '+' | '|' | ':' | ' '))
+}
+
 fn split_cells(style: CellStyle, trimmed: &str) -> Vec<Cell> {
     match style {
         CellStyle::Csv => {
@@ -218,6 +226,8 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
     let mut tables: Vec<Table> = Vec::new();
     let mut state = State::Start;
     let mut title: Option<Line> = None;
+    // The line before was a rule between two rows of a grid (or the grid's bottom rule).
+    let mut row_rule = false;
     for line in lines {
         let trimmed = line.text.trim();
         if trimmed.is_empty() {
@@ -226,6 +236,7 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             }
             continue;
         }
+        let after_row_rule = std::mem::take(&mut row_rule);
         if is_title(def, spec, trimmed) {
             title = Some(line.clone());
             state = State::Start;
@@ -238,13 +249,28 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             {
                 t.last = line.number;
             }
+            let grid = tables.last().is_some_and(|t| t.grid);
             state = match state {
                 State::Start => {
                     tables.push(Table { title: title.clone(), last: line.number, ..Table::default() });
                     State::Header
                 }
-                State::Header if tables.last().is_some_and(|t| !t.header.is_empty()) => State::Data,
+                State::Header if tables.last().is_some_and(|t| !t.header.is_empty()) => {
+                    if let Some(t) = tables.last_mut() {
+                        t.grid = is_grid_head_rule(trimmed);
+                    }
+                    State::Data
+                }
                 State::Header => State::Header,
+                // A rule between two rows of a grid; a second rule is the top of another table.
+                State::Data if grid && !after_row_rule => {
+                    row_rule = true;
+                    continue;
+                }
+                State::Data if grid => {
+                    tables.push(Table { title: title.clone(), last: line.number, ..Table::default() });
+                    State::Header
+                }
                 State::Data | State::AfterData => State::AfterData,
             };
             continue;
@@ -255,7 +281,11 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             _ => trimmed.contains(','),
         };
         if !cell_line {
-            // A line of other text between the tables (a footnote, a log line).
+            // A line of other text between the tables (a footnote, a log line); after a grid's
+            // rule, the grid is over.
+            if after_row_rule {
+                state = State::AfterData;
+            }
             continue;
         }
         let cells = split_cells(spec.cells, trimmed);
@@ -373,19 +403,27 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
             body.push(t.clone());
         }
         let columns = column_names(table);
-        let mut rows: Vec<(&Line, String, &[Cell])> = Vec::new();
+        // (line, label, value cells, the row is a section header of the definition)
+        let mut rows: Vec<(&Line, String, &[Cell], bool)> = Vec::new();
         for (line, cells) in &table.data {
             let Some((first, values)) = cells.split_first() else { continue };
             let empty = values.iter().all(|c| c.text.is_empty());
+            // A row holding a section header alone (EvalScope's `── Latency ──`) opens that
+            // section; it continues no label.
+            let section = empty && section_name(def, &first.text).is_some_and(|n| !n.is_empty());
             match rows.last_mut() {
-                Some(prev) if empty && !first.text.is_empty() => {
+                Some(prev) if empty && !section && !prev.3 && !first.text.is_empty() => {
                     prev.1.push(' ');
                     prev.1.push_str(&first.text);
                 }
-                _ => rows.push((line, first.text.clone(), values)),
+                _ => rows.push((line, first.text.clone(), values, section)),
             }
         }
-        for (line, label, values) in rows {
+        for (line, label, values, section) in rows {
+            if section {
+                body.push(Line { number: line.number, text: label, truncated: line.truncated });
+                continue;
+            }
             for (j, cell) in values.iter().enumerate() {
                 if cell.text.is_empty() {
                     continue;
@@ -393,6 +431,10 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
                 let column = columns.get(j + 1).map(String::as_str).unwrap_or_default();
                 let name = if spec.value_columns.iter().any(|v| v == column) {
                     label.clone()
+                } else if label.starts_with(|c: char| c.is_ascii_digit()) {
+                    // A row keyed by a number (a percentile, `10%`, over a column per metric):
+                    // its cell is the metric's, `<column> (<key>)`.
+                    format!("{column} ({label})")
                 } else {
                     format!("{label} ({column})")
                 };
@@ -604,5 +646,74 @@ concurrency=2        -        12.79
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].notes[0].code, "table-header-misfit");
         assert!(got[0].lines.is_empty());
+    }
+
+    #[test]
+    fn a_grid_with_rules_between_its_rows_is_one_table_and_a_row_keyed_by_a_number_names_its_cells_by_column() {
+        let d = def(
+            "[block]\nbanner = '^Summary:$'\nsection = '^Next:$'\nsection_strip = ':'\n[block.table]\ncells = \"ruled\"\nrows = \"metrics\"\nvalue_columns = [\"Value\"]\n",
+        );
+        let text = "\
+Summary:
++----------+-------+
+| Key      | Value |
++==========+=======+
+| Requests |    16 |
++----------+-------+
+| Latency  |   6.7 |
++----------+-------+
++-----+-----+
+| a   | b   |
++-----+-----+
+| x   | 1   |
++-----+-----+
+log line
+Next:
++-------------+----------+
+| Percentiles | TTFT (s) |
++-------------+----------+
+|     10%     |  0.0532  |
+|     z       |  3       |
++-------------+----------+";
+        assert_eq!(
+            rows(&d, text),
+            vec![vec![
+                "Requests: 16",
+                "Latency: 6.7",
+                "x (b): 1",
+                "Next:",
+                "TTFT (s) (10%): 0.0532",
+                "z (TTFT (s)): 3"
+            ]]
+        );
+    }
+
+    #[test]
+    fn a_row_holding_a_section_header_alone_opens_the_section_and_continues_no_label() {
+        let d = def(
+            "[block]\nbanner = '^Summary:$'\nsection = '^── .+ ──$'\nsection_strip = '─ '\n[block.table]\ncells = \"ruled\"\nrows = \"metrics\"\nvalue_columns = [\"Value\"]\n",
+        );
+        let text = "\
+Summary:
+┌──────────────────┬───────┐
+│ Metric           │ Value │
+├──────────────────┼───────┤
+│ ── General ──    │       │
+│ Requests         │    16 │
+│ ── Latency ──    │       │
+│ Avg Latency (s)  │   6.7 │
+│ Output Token     │  78.1 │
+│ (per user)       │       │
+└──────────────────┴───────┘";
+        assert_eq!(
+            rows(&d, text),
+            vec![vec![
+                "── General ──",
+                "Requests: 16",
+                "── Latency ──",
+                "Avg Latency (s): 6.7",
+                "Output Token (per user): 78.1"
+            ]]
+        );
     }
 }
