@@ -273,28 +273,3 @@ fn evalscope_tpot_is_a_tpot_and_its_itl_is_the_chunk_gap() {
     assert_eq!(run.workload.number("max_concurrency"), Some(4.0));
     assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
 }
-
-/// EvalScope's `benchmark_summary.json` of the same run: the console's figures unrounded, the same
-/// meanings; its `benchmark_percentile.json` (rows keyed by percentile) is no summary.
-#[test]
-fn evalscope_summary_json_reads_like_its_console() {
-    let t = truth("evalscope-s2.truth.json");
-    let json = one("evalscope-s2.benchmark_summary.json");
-    let console = one("evalscope-s2.stdout.txt");
-    assert_eq!(json.source.parser, "evalscope-summary-json");
-    assert_eq!(json.source.variant.as_deref(), Some("1.10"));
-    assert_eq!(json.source.semantics.itl, Some(bench_normalize::report::ItlPer::Chunk));
-    assert_eq!(json.reported.stat("e2e_ms").unwrap().mean(), Some(6684.4));
-    assert_eq!(json.totals.number("duration_s"), Some(26.7406));
-    let d = json.derived.tpot_ms.mean.unwrap();
-    assert!(common::is_truth(d, t.tpot_ms, false), "derived {d} vs measured {}", t.tpot_ms);
-    assert!((d - console.derived.tpot_ms.mean.unwrap()).abs() < 0.01, "{d} vs the console's");
-    for name in ["tpot_ms", "itl_ms", "ttft_ms"] {
-        assert_eq!(json.reported.stat(name).unwrap().mean(), console.reported.stat(name).unwrap().mean(), "{name}");
-    }
-    assert_eq!(json.totals.number("successful_requests"), Some(16.0));
-    assert_eq!(json.verdict, bench_normalize::report::Verdict::Accepted);
-    let percentiles =
-        common::normalize_file(&common::samples_dir().join("peers/evalscope-s2.benchmark_percentile.json"));
-    assert!(percentiles.is_err(), "{:?}", percentiles.map(|r| r.len()));
-}
