@@ -100,7 +100,14 @@ impl Workload {
             max_concurrency: concurrency,
             request_rate: run.number(workload::REQUEST_RATE),
             input_len: run.number(workload::INPUT_LEN).map(|n| n as u64).or_else(|| per_request(input_tokens(run))),
-            output_len: run.number(workload::OUTPUT_LEN).map(|n| n as u64).or_else(|| per_request(output_tokens(run))),
+            // A tool that prints only the mean per request (EvalScope, llmperf): that mean, rounded.
+            output_len: run
+                .number(workload::OUTPUT_LEN)
+                .map(|n| n as u64)
+                .or_else(|| per_request(output_tokens(run)))
+                .or_else(|| {
+                    run.number(totals::OUTPUT_TOKENS_PER_REQUEST).filter(|n| *n > 0.0).map(|n| n.round() as u64)
+                }),
             model: run.text(workload::MODEL).map(|m| {
                 let m = m.trim().trim_end_matches('/');
                 m.rsplit('/').next().unwrap_or(m).to_string()

@@ -29,6 +29,9 @@ struct Table {
     data: Vec<(Line, Vec<Cell>)>,
     /// Its last line (its bottom rule, or its last row).
     last: usize,
+    /// A grid (Python tabulate's `grid`): `+===+` under the header, `+---+` between the rows, so a
+    /// rule after a row ends the table only when another rule follows it.
+    grid: bool,
 }
 
 /// The rows of one run, what was wrong with the tables they came from, and the last line of the
@@ -279,6 +282,11 @@ fn is_rule(trimmed: &str) -> bool {
         })
 }
 
+/// The rule under the header of a Python tabulate `grid` table: `+====+====+` (ASCII, with `=`).
+fn is_grid_head_rule(trimmed: &str) -> bool {
+    trimmed.contains('=') && trimmed.chars().all(|c| matches!(c, '=' | '+' | '|' | ':' | ' '))
+}
+
 fn split_cells(style: CellStyle, trimmed: &str) -> Vec<Cell> {
     match style {
         CellStyle::Csv => {
@@ -313,6 +321,8 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
     let mut tables: Vec<Table> = Vec::new();
     let mut state = State::Start;
     let mut title: Option<Line> = None;
+    // The line before was a rule between two rows of a grid (or the grid's bottom rule).
+    let mut row_rule = false;
     for line in lines {
         let trimmed = line.text.trim();
         if trimmed.is_empty() {
@@ -321,6 +331,7 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             }
             continue;
         }
+        let after_row_rule = std::mem::take(&mut row_rule);
         if is_title(def, spec, trimmed) {
             title = Some(line.clone());
             state = State::Start;
@@ -333,13 +344,28 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             {
                 t.last = line.number;
             }
+            let grid = tables.last().is_some_and(|t| t.grid);
             state = match state {
                 State::Start => {
                     tables.push(Table { title: title.clone(), last: line.number, ..Table::default() });
                     State::Header
                 }
-                State::Header if tables.last().is_some_and(|t| !t.header.is_empty()) => State::Data,
+                State::Header if tables.last().is_some_and(|t| !t.header.is_empty()) => {
+                    if let Some(t) = tables.last_mut() {
+                        t.grid = is_grid_head_rule(trimmed);
+                    }
+                    State::Data
+                }
                 State::Header => State::Header,
+                // A rule between two rows of a grid; a second rule is the top of another table.
+                State::Data if grid && !after_row_rule => {
+                    row_rule = true;
+                    continue;
+                }
+                State::Data if grid => {
+                    tables.push(Table { title: title.clone(), last: line.number, ..Table::default() });
+                    State::Header
+                }
                 State::Data | State::AfterData => State::AfterData,
             };
             continue;
@@ -350,7 +376,11 @@ fn ruled_tables(def: &Definition, spec: &TableSpec, lines: &[Line]) -> Vec<Table
             _ => trimmed.contains(','),
         };
         if !cell_line {
-            // A line of other text between the tables (a footnote, a log line).
+            // A line of other text between the tables (a footnote, a log line); after a grid's
+            // rule, the grid is over.
+            if after_row_rule {
+                state = State::AfterData;
+            }
             continue;
         }
         let cells = split_cells(spec.cells, trimmed);
@@ -456,13 +486,21 @@ fn row_line(at: &Line, label: &str, value: &str) -> Line {
     Line { number: at.number, text: format!("{}: {value}", label.replace(": ", " ")), truncated: at.truncated }
 }
 
-/// The tables of a metrics block, cut into runs: a run prints each metric once, so a table whose
-/// metrics are mostly (half or more) those of a table before it in the run is the next run's (two
-/// AIPerf `LLM Metrics` tables pasted one under the other), while tables of other metrics (AIPerf
-/// 0.13's `Effective`, `Active` and `Usage` tables before its `LLM Metrics`) are the same run's.
+/// The tables of a metrics block, cut into runs: a run prints each metric once in a layout, so a
+/// table whose metrics are mostly (half or more) those of a table before it in the run, under the
+/// same column header, is the next run's (two AIPerf `LLM Metrics` tables pasted one under the
+/// other). Tables of other metrics (AIPerf 0.13's `Effective`, `Active` and `Usage` tables before
+/// its `LLM Metrics`) are the same run's, and so is a table of the same metrics in another layout
+/// (EvalScope's closing report repeats its percentile table's metrics under `Conc. | Rate | ...`).
 fn metric_runs(tables: &[Table]) -> Vec<&[Table]> {
     let labels = |t: &Table| -> Vec<String> {
-        t.data.iter().filter_map(|(_, c)| c.first()).map(|c| c.text.clone()).filter(|l| !l.is_empty()).collect()
+        let header = column_names(t).join("\u{1f}");
+        t.data
+            .iter()
+            .filter_map(|(_, c)| c.first())
+            .filter(|c| !c.text.is_empty())
+            .map(|c| format!("{header}\u{1e}{}", c.text))
+            .collect()
     };
     let mut runs = Vec::new();
     let mut start = 0;
@@ -493,19 +531,27 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
             body.push(t.clone());
         }
         let columns = column_names(table);
-        let mut rows: Vec<(&Line, String, &[Cell])> = Vec::new();
+        // (line, label, value cells, the row is a section header of the definition)
+        let mut rows: Vec<(&Line, String, &[Cell], bool)> = Vec::new();
         for (line, cells) in &table.data {
             let Some((first, values)) = cells.split_first() else { continue };
             let empty = values.iter().all(|c| c.text.is_empty());
+            // A row holding a section header alone (EvalScope's `── Latency ──`) opens that
+            // section; it continues no label.
+            let section = empty && section_name(def, &first.text).is_some_and(|n| !n.is_empty());
             match rows.last_mut() {
-                Some(prev) if empty && !first.text.is_empty() => {
+                Some(prev) if empty && !section && !prev.3 && !first.text.is_empty() => {
                     prev.1.push(' ');
                     prev.1.push_str(&first.text);
                 }
-                _ => rows.push((line, first.text.clone(), values)),
+                _ => rows.push((line, first.text.clone(), values, section)),
             }
         }
-        for (line, label, values) in rows {
+        for (line, label, values, section) in rows {
+            if section {
+                body.push(Line { number: line.number, text: label, truncated: line.truncated });
+                continue;
+            }
             for (j, cell) in values.iter().enumerate() {
                 if cell.text.is_empty() {
                     continue;
@@ -513,6 +559,10 @@ fn metric_rows(def: &Definition, spec: &TableSpec, tables: &[Table]) -> Vec<Line
                 let column = columns.get(j + 1).map(String::as_str).unwrap_or_default();
                 let name = if spec.value_columns.iter().any(|v| v == column) {
                     label.clone()
+                } else if label.starts_with(|c: char| c.is_ascii_digit()) {
+                    // A row keyed by a number (a percentile, `10%`, over a column per metric):
+                    // its cell is the metric's, `<column> (<key>)`.
+                    format!("{column} ({label})")
                 } else {
                     format!("{label} ({column})")
                 };
@@ -578,172 +628,4 @@ fn run_rows(def: &Definition, tables: &[Table]) -> Vec<(Vec<Line>, usize, Vec<No
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::definition::parse;
-
-    fn def(block: &str) -> Definition {
-        let text = format!(
-            "id = \"t\"\ntool = \"t\"\nformat = \"stdout\"\ndescription = \"t\"\n{block}\n[[row]]\nlabel = \"x:\"\n"
-        );
-        parse(&text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn lines(text: &str) -> Vec<Line> {
-        text.lines().enumerate().map(|(i, t)| Line { number: i + 1, text: t.to_string(), truncated: false }).collect()
-    }
-
-    fn rows(d: &Definition, text: &str) -> Vec<Vec<String>> {
-        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
-        bodies(d, spec, &lines(text)).into_iter().map(|b| b.lines.into_iter().map(|l| l.text).collect()).collect()
-    }
-
-    /// The bodies of `text` (banner `T`) read as a ruled table of runs.
-    fn ruled_runs(text: &str) -> Vec<Body> {
-        let d = def("[block]\nbanner = '^T$'\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n");
-        let spec = d.block.as_ref().unwrap().table.as_ref().unwrap();
-        bodies(&d, spec, &lines(text))
-    }
-
-    #[test]
-    fn a_metrics_table_joins_a_wrapped_label_and_keeps_na_cells() {
-        let d = def("[block]\nbanner = 'Tool \\| Metrics'\n[block.table]\ncells = \"ruled\"\nrows = \"metrics\"\n");
-        let text = "\
-                 Tool | Metrics
-┏━━━━━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━━┓
-┃           Metric ┃   avg ┃   p99 ┃
-┡━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━┩
-│ Latency (ms)     │ 1,024.50 │  2.00 │
-│ Throughput Per   │  78.12 │   N/A │
-│ User (tok/s)     │        │       │
-└──────────────────┴───────┴───────┘";
-        assert_eq!(
-            rows(&d, text),
-            [[
-                "Latency (ms) (avg): 1,024.50",
-                "Latency (ms) (p99): 2.00",
-                "Throughput Per User (tok/s) (avg): 78.12",
-                "Throughput Per User (tok/s) (p99): N/A"
-            ]]
-        );
-    }
-
-    #[test]
-    fn a_runs_table_names_columns_by_their_grouped_headers() {
-        let d = def(
-            "[block]\nbanner = '^i .*Statistics'\nsection = '^i .*Statistics'\nsection_strip = \"i \"\n[block.table]\ncells = \"ruled\"\nrows = \"runs\"\n",
-        );
-        // `| TTFT |||` spans three columns; a blank header cell with spaces is not a span.
-        let text = "\
-i Latency Statistics
-|==========|======|=====|=====|
-| Benchmark | TTFT |||
-| Strategy  | ms   |||
-|           | Mean | Mdn | p95 |
-|-----------|------|-----|-----|
-| sync      | 1.5 ± 0.1 | 1.4 | 2.0* |
-| conc@4    | 3.0  | 2.9 | 4.0 |
-|==========|======|=====|=====|
-* a footnote";
-        let got = rows(&d, text);
-        assert_eq!(got.len(), 2, "one run per row");
-        assert_eq!(
-            got[0],
-            [
-                "i Latency Statistics",
-                "Benchmark Strategy: sync",
-                "TTFT ms Mean: 1.5 ± 0.1",
-                "TTFT ms Mdn: 1.4",
-                "TTFT ms p95: 2.0*"
-            ]
-        );
-        assert_eq!(got[1][1], "Benchmark Strategy: conc@4");
-    }
-
-    #[test]
-    fn aligned_columns_are_cut_at_the_rule_and_a_stray_log_line_is_skipped() {
-        let d = def(
-            "[block]\nbanner = '=+ Summary =+'\nend = '^=+$'\n[block.table]\ncells = \"aligned\"\nrows = \"runs\"\n",
-        );
-        let text = "\
-========== Summary ==========
-WARNING some other process printed this
-Step            Req/s  P50 TPOT(ms)
---------------- ------ ------------
-concurrency=1     0.59        12.80
-concurrency=2        -        12.79
-==============================";
-        let got = rows(&d, text);
-        assert_eq!(
-            got,
-            [
-                ["Step: concurrency=1", "Req/s: 0.59", "P50 TPOT(ms): 12.80"],
-                ["Step: concurrency=2", "Req/s: -", "P50 TPOT(ms): 12.79"]
-            ]
-        );
-    }
-
-    #[test]
-    fn csv_tables_start_after_a_blank_line_and_a_value_column_is_the_metric_alone() {
-        let d = def(
-            "[block]\nbanner = '^Metric,avg,'\n[block.table]\ncells = \"csv\"\nrows = \"metrics\"\nheader_rows = 1\nvalue_columns = [\"Value\"]\n",
-        );
-        let text = "Metric,avg,p99\nRequest Latency (ms),\"6,677.95\",\"6,680.80\"\n\nMetric,Value\nRequest Count (count),16.00\n";
-        assert_eq!(
-            rows(&d, text),
-            [[
-                "Request Latency (ms) (avg): 6,677.95",
-                "Request Latency (ms) (p99): 6,680.80",
-                "Request Count (count): 16.00"
-            ]]
-        );
-    }
-
-    #[test]
-    fn a_header_that_does_not_fit_its_rows_is_said() {
-        let text = "T\n|===|===|===|\n| B | G ||\n| S | a | b | c |\n|---|---|---|---|\n| x | 1 | 2 | 3 |\n";
-        let got = ruled_runs(text);
-        assert_eq!(got[0].notes.len(), 1);
-        assert_eq!(got[0].notes[0].code, "table-header-misfit");
-        assert_eq!(got[0].notes[0].line, Some(3));
-        // `G` over three sub-columns that do not repeat: no reading is proved, nothing is read.
-        assert!(got[0].lines.is_empty(), "{:?}", got[0].lines);
-        // The run's block ends with the table's last line, not with anything after it.
-        assert_eq!(got[0].last_line, Some(6));
-    }
-
-    #[test]
-    fn groups_drawn_too_narrow_are_spread_over_sub_columns_that_repeat_once_per_group() {
-        // Each group is drawn over two columns, but its sub-columns (`mean | p99 | n`) repeat
-        // three times under the line: each group spans one repetition.
-        let text = "T\n|===|\n| B | A || C || D ||\n| S | mean | p99 | n | mean | p99 | n | mean | p99 | n |\n|---|\n| x | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 |\n";
-        let got = ruled_runs(text);
-        assert_eq!(got[0].notes[0].code, "table-header-repaired");
-        let texts: Vec<&str> = got[0].lines.iter().map(|l| l.text.as_str()).collect();
-        assert_eq!(
-            texts,
-            [
-                "B S: x",
-                "A mean: 1",
-                "A p99: 2",
-                "A n: 3",
-                "C mean: 4",
-                "C p99: 5",
-                "C n: 6",
-                "D mean: 7",
-                "D p99: 8",
-                "D n: 9"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_misfit_header_whose_sub_columns_do_not_repeat_leaves_the_table_unread() {
-        // Two groups over five sub-columns: no even split, so no name is trusted.
-        let text = "T\n|===|\n| B | A || C ||\n| S | mean | p99 | mean | p99 | n |\n|---|\n| x | 1 | 2 | 3 | 4 | 5 |\n";
-        let got = ruled_runs(text);
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].notes[0].code, "table-header-misfit");
-        assert!(got[0].lines.is_empty());
-    }
-}
+mod tests;

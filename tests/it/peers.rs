@@ -233,3 +233,49 @@ fn inference_perf_lifecycle_reports_and_their_three_per_token_figures() {
     }
     assert_eq!(summary.derived.tpot_ms.mean, stage.derived.tpot_ms.mean);
 }
+
+/// EvalScope 1.14.1 against the emulator (k = 10, chat): its TPOT row is a TPOT and agrees with the
+/// derivation from the mean latency, TTFT and output tokens; its ITL is the chunk gap (~k x TPOT);
+/// an honest capture is accepted.
+#[test]
+fn evalscope_tpot_is_a_tpot_and_its_itl_is_the_chunk_gap() {
+    let t = truth("evalscope-s2.truth.json");
+    let raw = common::read_json(&common::samples_dir().join("peers/evalscope-s2.truth.json"));
+    let chunk_gap = raw["measured_by_emulator"]["mean_chunk_gap_ms"].as_f64().unwrap();
+    let run = one("evalscope-s2.stdout.txt");
+    assert_eq!(run.source.parser, "evalscope-perf");
+    assert_eq!(run.source.variant.as_deref(), Some("1.10"));
+    assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Chunk));
+    assert_eq!(row_field(&run, "Avg TPOT (ms)"), Some("reported.tpot_ms.mean"));
+    assert_eq!(row_field(&run, "Avg ITL (ms)"), Some("reported.itl_ms.mean"));
+    // Derived from the printed 6.684 s, 144.77 ms and 512 tokens: (6684 - 144.77) / 511.
+    let d = run.derived.tpot_ms.mean.unwrap();
+    assert!((d - (6684.0 - 144.77) / 511.0).abs() < 1e-3, "{d}");
+    assert!(common::is_truth(d, t.tpot_ms, false), "derived {d} vs measured {}", t.tpot_ms);
+    assert_eq!(run.derived.tpot_ms.method, Some(TpotMethod::E2eTtftTokens));
+    let printed = run.reported.stat("tpot_ms").unwrap().mean().unwrap();
+    assert_eq!(printed, 12.8);
+    assert!(common::is_truth(printed, t.tpot_ms, true), "printed {printed} vs measured {}", t.tpot_ms);
+    assert!(run.checks.iter().any(|c| c.id == "tpot-agreement" && c.status == Status::Pass));
+    // ITL: the mean chunk gap, not a per-token time.
+    let itl = run.reported.stat("itl_ms").unwrap();
+    assert_eq!(itl.mean(), Some(125.76));
+    assert!((itl.mean().unwrap() / chunk_gap - 1.0).abs() < 0.002, "ITL {:?} vs chunk gap {chunk_gap}", itl.mean());
+    assert!(common::is_truth(run.derived.tokens_per_chunk.unwrap(), t.tokens_per_chunk, false));
+    assert_eq!(run.reported.number("tokens_per_chunk"), Some(9.83));
+    // The percentile table (a row per metric, a column per percentile).
+    let tpot = run.reported.stat("tpot_ms").unwrap();
+    assert_eq!(
+        (tpot.get(StatKey::Min), tpot.get(StatKey::P(50.0)), tpot.get(StatKey::Max)),
+        (Some(12.77), Some(12.8), Some(12.81))
+    );
+    assert_eq!(run.reported.stat("ttft_ms").unwrap().get(StatKey::P(99.0)), Some(157.93));
+    assert_eq!(run.reported.stat("e2e_ms").unwrap().get(StatKey::P(50.0)), Some(6684.0));
+    assert_eq!(itl.get(StatKey::P(50.0)), Some(128.11));
+    // Totals: 16 of 16, 512 tokens each, 26.74 s.
+    assert_eq!(run.totals.number("successful_requests"), Some(16.0));
+    assert_eq!(run.totals.number("sent_requests"), Some(16.0));
+    assert_eq!(run.totals.number("duration_s"), Some(26.74));
+    assert_eq!(run.workload.number("max_concurrency"), Some(4.0));
+    assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
+}

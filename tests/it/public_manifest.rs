@@ -40,7 +40,9 @@ fn published_blocks_read_as_the_manifest_says() {
     for entry in manifest.as_array().unwrap() {
         let file = entry["file"].as_str().unwrap();
         let tool = entry["tool"].as_str().unwrap();
-        if !["vllm", "sglang", "aiperf", "guidellm", "genai-perf", "trtllm", "lmdeploy", "lightllm"].contains(&tool) {
+        if !["vllm", "sglang", "aiperf", "guidellm", "genai-perf", "evalscope", "trtllm", "lmdeploy", "lightllm"]
+            .contains(&tool)
+        {
             continue;
         }
         let runs = common::normalize_file(&common::samples_dir().join("public").join(file)).unwrap();

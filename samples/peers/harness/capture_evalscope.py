@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Capture `evalscope perf` against emulator.py (copied from the corpus harness).
+
+Usage: python capture_evalscope.py SCENARIO [--endpoint-type chat|completions]
+Writes /tmp/es-capture/evalscope-<scenario>.* ; paths '/tmp/' are rewritten
+to '/opt/' (same length, so the table alignment is unchanged).
+The emulator runs in the same venv as evalscope (it needs aiohttp and tokenizers).
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+G = "/tmp/es"
+TOK = f"{G}/tokenizer"
+VENV = os.path.expanduser("~/.cache/bench-normalize/evalscope-venv")
+EMU_PY = f"{VENV}/bin/python"
+EMU = f"{G}/emulator.py"
+ES = f"{VENV}/bin/evalscope"
+OUT = "/tmp/es-capture"
+MODEL = "emu-llm-wordlevel"
+
+SCENARIOS = {
+    "s1": dict(desc="k=1 (no spec), TPOT 20 ms, concurrency 4",
+               tpot_ms=20.0, k=1, ttft_ms=30.0, prefill_ms_per_token=0.1,
+               concurrency=4, num_prompts=16, input_len=256, output_len=128),
+    "s2": dict(desc="k=10 spec-like, TPOT 12.8 ms (78 tok/s/user), concurrency 4, out 512",
+               tpot_ms=12.8, k=10, ttft_ms=30.0, prefill_ms_per_token=0.1,
+               concurrency=4, num_prompts=16, input_len=1024, output_len=512),
+}
+PORTS = {"s1": 18501, "s2": 18500}
+
+
+def neutral(s):
+    return s.replace("/tmp/", "/opt/")
+
+
+def pip_version(py, pkg):
+    out = subprocess.run([py, "-c", f"import importlib.metadata as m; print(m.version('{pkg}'))"],
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def wait_ready(port, proc, timeout=30):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError("emulator exited early")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except Exception:
+            time.sleep(0.2)
+    raise TimeoutError("emulator not ready")
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def summarize(recs):
+    ok = [r for r in recs if r.get("status") == "ok"]
+    sizes = [s for r in ok for s in r["chunk_sizes"][1:]]
+    return {
+        "requests_logged": len(recs),
+        "requests_ok": len(ok),
+        "requests_http500": sum(1 for r in recs if r.get("status") == "http500"),
+        "mean_queue_ms": mean(r["queue_ms"] for r in ok),
+        "mean_ttft_ms": mean(r["ttft_ms"] for r in ok),
+        "mean_decode_ms": mean(r["decode_ms"] for r in ok),
+        "mean_e2e_ms": mean(r["e2e_ms"] for r in ok),
+        "mean_done_ms": mean(r.get("done_ms") for r in ok),
+        "mean_tpot_ms": mean(r["tpot_ms"] for r in ok),
+        "mean_chunk_gap_ms": mean(r["chunk_gap_ms"] for r in ok),
+        "mean_tokens_per_decode_chunk": mean(sizes),
+        "mean_chunks_per_request": mean(r["chunks_sent"] for r in ok),
+        "total_output_tokens_sent": sum(r["tokens_sent"] for r in ok),
+        "total_prompt_tokens": sum(r["prompt_tokens"] for r in ok),
+        "mean_prompt_tokens": mean(r["prompt_tokens"] for r in ok),
+        "max_tokens_requested": sorted({r.get("max_tokens") for r in ok}),
+        "span_first_arrival_to_last_chunk_s": (
+            max(r["arrival_unix"] + r["e2e_ms"] / 1000 for r in ok) - min(r["arrival_unix"] for r in ok)),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", choices=sorted(SCENARIOS))
+    ap.add_argument("--endpoint-type", default="chat", choices=["completions", "chat"])
+    ap.add_argument("--timeout", type=int, default=300)
+    a = ap.parse_args()
+    sc = SCENARIOS[a.scenario]
+    port = PORTS[a.scenario] + (10 if a.endpoint_type == "completions" else 0)
+    name = "evalscope" + ("-completions" if a.endpoint_type == "completions" else "") + f"-{a.scenario}"
+    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(f"{G}/logs", exist_ok=True)
+    log_path = f"{G}/logs/{name}.emulator.jsonl"
+    outputs = f"{G}/outputs-{name}"
+    if os.path.exists(log_path):
+        os.remove(log_path)
+    if os.path.exists(outputs):
+        shutil.rmtree(outputs)
+    endpoint = "/v1/chat/completions" if a.endpoint_type == "chat" else "/v1/completions"
+
+    ecmd = [EMU_PY, EMU, "--host", "127.0.0.1", "--port", str(port), "--model", MODEL,
+            "--tokenizer", TOK, "--tpot-ms", str(sc["tpot_ms"]), "--ttft-ms", str(sc["ttft_ms"]),
+            "--prefill-ms-per-token", str(sc["prefill_ms_per_token"]),
+            "--slots", "64", "--seed", "0", "--log", log_path, "--k", str(sc["k"])]
+    ccmd = [ES, "perf", "--url", f"http://127.0.0.1:{port}{endpoint}", "--api", "openai",
+            "--model", MODEL, "--tokenizer-path", TOK, "--dataset", "random",
+            "--min-prompt-length", str(sc["input_len"]), "--max-prompt-length", str(sc["input_len"]),
+            "--prefix-length", "0", "--max-tokens", str(sc["output_len"]), "--min-tokens", str(sc["output_len"]),
+            "--extra-args", json.dumps({"ignore_eos": True}),
+            "--parallel", str(sc["concurrency"]), "--number", str(sc["num_prompts"]), "--stream",
+            "--seed", "0", "--outputs-dir", outputs, "--no-timestamp", "--name", name]
+    client_env = {
+        "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false", "COLUMNS": "160",
+        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
+        "PATH": f"{VENV}/bin:" + os.environ["PATH"],
+    }
+    elog = open(f"{G}/logs/{name}.emulator.out", "w")
+    emu = subprocess.Popen(ecmd, stdout=elog, stderr=subprocess.STDOUT)
+    try:
+        wait_ready(port, emu)
+        env = dict(os.environ, **client_env)
+        env.pop("OPENAI_API_KEY", None)
+        print("$ " + shlex.join(ccmd), flush=True)
+        t0 = time.time()
+        cp = subprocess.run(ccmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, timeout=a.timeout, cwd=G)
+        wall = time.time() - t0
+        raw = cp.stdout
+        with open(f"{G}/logs/{name}.stdout.raw.txt", "wb") as f:
+            f.write(raw)
+        sys.stdout.write(raw.decode(errors="replace")[-6000:])
+        print(f"[client rc={cp.returncode} wall={wall:.1f}s]")
+    finally:
+        emu.send_signal(signal.SIGINT)
+        try:
+            emu.wait(10)
+        except subprocess.TimeoutExpired:
+            emu.kill()
+            emu.wait()
+        elog.close()
+
+    # console, byte for byte except /tmp/ -> /opt/ (same length)
+    with open(f"{OUT}/{name}.stdout.txt", "wb") as f:
+        f.write(raw.replace(b"/tmp/", b"/opt/"))
+
+    saved, skipped = [], []
+    for p in sorted(glob.glob(f"{outputs}/**/*", recursive=True)):
+        if os.path.isdir(p):
+            continue
+        base = os.path.basename(p)
+        if base.startswith(".") or base.endswith((".db", ".html", ".log")):
+            skipped.append(f"{base} (hidden, database, log or HTML report)")
+            continue
+        dst = f"{name}.{base}"
+        with open(p, "rb") as f:
+            content = f.read()
+        with open(f"{OUT}/{dst}", "wb") as f:
+            f.write(content.replace(b"/tmp/", b"/opt/"))
+        saved.append(dst)
+    shutil.copy(log_path, f"{OUT}/{name}.emulator.jsonl")
+
+    recs = [json.loads(l) for l in open(log_path)]
+    gen = sorted((r for r in recs if r.get("endpoint") in ("completions", "chat", "generate")),
+                 key=lambda r: r["idx"])
+    n_warm = len(gen) - sc["num_prompts"]
+    assert n_warm >= 0, (len(gen), sc["num_prompts"])
+    warm, main_recs = gen[:n_warm], gen[n_warm:]
+    m = summarize(main_recs)
+    n_dec_chunks = math.ceil((sc["output_len"] - 1) / sc["k"])
+    truth = {
+        "scenario": a.scenario,
+        "description": sc["desc"],
+        "client": "evalscope perf",
+        "client_endpoint": endpoint,
+        "client_version": pip_version(f"{VENV}/bin/python", "evalscope"),
+        "client_command": neutral(shlex.join(ccmd)),
+        "client_env": {k: neutral(v) if k != "PATH" else neutral(f"{VENV}/bin:") + "$PATH"
+                       for k, v in client_env.items()},
+        "client_returncode": cp.returncode,
+        "client_wall_s": round(wall, 2),
+        "emulator_command": neutral(shlex.join(ecmd)),
+        "emulator_params": {k: v for k, v in sc.items() if k != "desc"},
+        "true_tpot_ms": sc["tpot_ms"],
+        "true_ttft_ms": round(sc["ttft_ms"] + sc["prefill_ms_per_token"] * m["mean_prompt_tokens"], 3),
+        "true_ttft_note": "server-side prefill as configured: ttft_ms + prefill_ms_per_token * prompt tokens (mean prompt tokens the emulator counted; no server queueing: slots >= concurrency)",
+        "tokens_per_chunk": sc["k"],
+        "first_chunk_tokens": 1,
+        "true_chunk_interval_ms": round(sc["k"] * sc["tpot_ms"], 3),
+        "true_mean_chunk_gap_ms": round((sc["output_len"] - 1) * sc["tpot_ms"] / n_dec_chunks, 3),
+        "true_mean_chunk_gap_note": "(output_len-1)*tpot / number of decode chunks: the last chunk is shorter when k does not divide output_len-1",
+        "true_output_tok_per_s_per_user": round(1000.0 / sc["tpot_ms"], 3),
+        "concurrency": sc["concurrency"],
+        "num_prompts": sc["num_prompts"],
+        "input_len": sc["input_len"],
+        "output_len": sc["output_len"],
+        "expected_true_e2e_ms": round(sc["ttft_ms"] + sc["prefill_ms_per_token"] * sc["input_len"]
+                                      + (sc["output_len"] - 1) * sc["tpot_ms"], 3),
+        "measured_by_emulator": m,
+        "measured_by_emulator_note": (
+            f"server-side timestamps of the {sc['num_prompts']} generation requests "
+            + ("(evalscope sent no other generation request)"
+               if not warm else f"({n_warm} earlier request(s) excluded: the connection test before the run)")
+            + "; ttft/e2e are from request arrival to the write of the first/last token chunk; done = after data: [DONE]; decode = first->last chunk; tpot = decode/(tokens-1); chunk gap = decode/(chunks-1)"),
+        "excluded_warmup_requests": (summarize(warm) if warm else None),
+        "exports_saved": saved,
+        "exports_skipped": skipped,
+        "paths_note": "every '/tmp/' in the console text, the exports and the commands was rewritten to '/opt/' (same byte length, so the table alignment is unchanged); the real run used /tmp/es/...",
+    }
+    with open(f"{OUT}/{name}.truth.json", "w") as f:
+        json.dump(truth, f, indent=2)
+    print(json.dumps(m, indent=1))
+
+
+if __name__ == "__main__":
+    main()
