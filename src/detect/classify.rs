@@ -87,25 +87,30 @@ pub fn classify_doc<'d>(doc: &Doc, defs: &'d Definitions) -> DocKind<'d> {
     // The formats whose markers the document has, and those whose keys it holds enough of: all
     // are scored alike, so that a marker shared by chance (`backend`) does not outweigh a family
     // of keys only one format has.
-    let candidates: Vec<&Definition> = json_defs()
-        .filter(|(d, det)| marked(det) || det.min_keys > 0 && filled_keys(d, doc, &keys) >= det.min_keys)
-        .map(|(d, _)| d)
+    // Each with the keys it holds when it is a candidate by them alone (counted once).
+    let found: Vec<(&Definition, Option<usize>)> = json_defs()
+        .filter_map(|(d, det)| match marked(det) {
+            true => Some((d, None)),
+            false if det.min_keys > 0 => {
+                Some(filled_keys(d, doc, &keys)).filter(|&n| n >= det.min_keys).map(|n| (d, Some(n)))
+            }
+            false => None,
+        })
         .collect();
-    if candidates.is_empty() {
+    if found.is_empty() {
         return DocKind::Unknown;
     }
+    let candidates: Vec<&Definition> = found.iter().map(|(d, _)| *d).collect();
     let structure = |definition: &Definition| {
         let det = definition.detect.as_ref().expect("a JSON format has [detect]");
-        if marked(det) {
-            return None;
-        }
+        let filled = found.iter().find(|(d, _)| d.id == definition.id).and_then(|(_, n)| *n)?;
         let mut missing: Vec<String> =
             det.keys_all.iter().filter(|k| !keys.contains(k)).map(|k| format!("`{k}`")).collect();
         if !det.keys_any.is_empty() && !det.keys_any.iter().any(|k| keys.contains(k)) {
             let any: Vec<String> = det.keys_any.iter().map(|k| format!("`{k}`")).collect();
             missing.push(if any.len() == 1 { any[0].clone() } else { format!("any of {}", any.join(", ")) });
         }
-        Some(Structure { missing, keys: filled_keys(definition, doc, &keys) })
+        Some(Structure { missing, keys: filled })
     };
     format_of(&keys, &candidates, &structure)
 }
