@@ -286,6 +286,9 @@ pub(super) struct Grid<'d> {
     pub block: &'d BlockSpec,
     spec: &'d TableSpec,
     noise_run: usize,
+    /// The line number of the last line counted in `noise_run`: a line of the input counts once,
+    /// however many carriage returns split it (a progress bar redrawn between two tables).
+    noise_line: usize,
     /// The last line kept is a ruled table line cut short by a hard wrap (it opens with a border
     /// and does not close with one): the next line is its rest.
     wrapped: bool,
@@ -297,7 +300,15 @@ impl<'d> Grid<'d> {
     /// The grid of a table definition (`None`: not one).
     pub fn of(def: &'d Definition) -> Option<Grid<'d>> {
         let block = def.block.as_ref()?;
-        Some(Grid { def, block, spec: block.table.as_ref()?, noise_run: 0, wrapped: false, prefix_seen: false })
+        Some(Grid {
+            def,
+            block,
+            spec: block.table.as_ref()?,
+            noise_run: 0,
+            noise_line: 0,
+            wrapped: false,
+            prefix_seen: false,
+        })
     }
 
     /// A line while a table block is open: kept while it is a table line (or one of a few other
@@ -339,10 +350,7 @@ impl<'d> Grid<'d> {
                     self.prefix_seen = true;
                     line.text.clone()
                 }
-                None => {
-                    self.noise_run += 1;
-                    return if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes };
-                }
+                None => return self.noise(number),
             },
             None => open.prefix.unquote(&line.text).to_string(),
         };
@@ -378,7 +386,15 @@ impl<'d> Grid<'d> {
             open.last_row_line = number;
             return Step::Goes;
         }
-        self.noise_run += 1;
+        self.noise(number)
+    }
+
+    /// A line of other text at `number`: the block goes on until `max_noise` lines of the input.
+    fn noise(&mut self, number: usize) -> Step<'d> {
+        if number != self.noise_line {
+            self.noise_run += 1;
+            self.noise_line = number;
+        }
         if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes }
     }
 }

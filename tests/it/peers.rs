@@ -279,3 +279,35 @@ fn evalscope_tpot_is_a_tpot_and_its_itl_is_the_chunk_gap() {
     assert_eq!(run.workload.number("max_concurrency"), Some(4.0));
     assert_eq!(run.verdict, bench_normalize::report::Verdict::Accepted);
 }
+
+/// Between EvalScope's tables, tqdm redraws its progress bars with carriage returns: a line of the
+/// input split into several. `max_noise` counts lines of the input, so a progress line with more
+/// redraws, or a log line more, keeps every table of the block; eight lines of other text still
+/// end it (both directions of the same bound).
+#[test]
+fn evalscope_progress_bars_between_its_tables_count_as_the_lines_they_are() {
+    let text = std::fs::read(common::samples_dir().join("peers/evalscope-s2.stdout.txt")).unwrap();
+    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+    // The progress lines after the `Workload throughput` table (before the closing report).
+    let last_row = lines.iter().position(|l| l.windows(16).any(|w| w == b"Completion tok/s")).unwrap();
+    let after = last_row + 2;
+    assert!(lines[after].starts_with(b"\rRunning[perf]"));
+    let with = |extra: &[Vec<u8>]| {
+        let mut out: Vec<Vec<u8>> = lines.iter().map(|l| l.to_vec()).collect();
+        out.splice(after..after, extra.iter().cloned());
+        common::run_all(&out.join(&b'\n'), "evalscope.txt").unwrap()
+    };
+    let clean = with(&[]);
+    let rows = |runs: &[Run]| runs.iter().map(|r| r.rows.len()).sum::<usize>();
+    assert_eq!(clean.len(), 1);
+    let redraws: Vec<u8> = (0..40).flat_map(|i| format!("\rRunning[perf]: {i:>3}%|").into_bytes()).collect();
+    for extra in [vec![redraws.clone()], vec![redraws.clone(), b"{}".to_vec()], vec![b"INFO x".to_vec(); 2]] {
+        let runs = with(&extra);
+        assert_eq!(rows(&runs), rows(&clean), "{:?}", String::from_utf8_lossy(&extra.concat()));
+        assert_eq!(common::figures_of(&runs[0]), common::figures_of(&clean[0]));
+    }
+    // Eight lines of other text end the tables: the closing report's rows are not the block's.
+    let cut = with(&vec![b"INFO x".to_vec(); 8]);
+    assert!(rows(&cut) < rows(&clean), "{} rows", rows(&cut));
+    assert_eq!(common::figures_of(&cut[0]), common::figures_of(&clean[0]));
+}
