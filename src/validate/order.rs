@@ -266,7 +266,20 @@ pub(super) fn smallest_of(
 ) -> Option<f64> {
     let m = stat.mean()?;
     let mut layout = Layout::new(stat, numpy, e, cap);
-    counts.filter_map(|n| layout.at(n).map(|s| s.smallest(m, e))).reduce(f64::min)
+    // No count allows less than the lowest lower bound there is (0, or the printed min less its
+    // rounding): once a count reaches it, the others cannot go below. Tried from the largest
+    // count down, where an honest run's top values are bounded by nothing but `cap`.
+    let least = layout.min.map_or(0.0, |min| (min - e).max(0.0));
+    let mut smallest: Option<f64> = None;
+    for n in counts.rev() {
+        let Some(s) = layout.at(n).map(|s| s.smallest(m, e)) else { continue };
+        let so_far = smallest.map_or(s, |v| v.min(s));
+        smallest = Some(so_far);
+        if so_far <= least {
+            break;
+        }
+    }
+    smallest
 }
 
 #[cfg(test)]
