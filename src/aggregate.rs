@@ -21,8 +21,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::compare::{self, Fig, WorkloadKey};
-use crate::derive::{percentile, round, show};
+use crate::derive::percentile;
 use crate::error::printable;
+use crate::number::{round, show};
 use crate::report::{Requests, Run, Semantics, Verdict};
 use crate::{ExitCode, stats};
 

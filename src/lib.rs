@@ -48,6 +48,7 @@ mod extract;
 mod input;
 mod lex;
 pub mod llmd;
+mod number;
 pub mod objectives;
 pub mod output_schema;
 pub mod plot;

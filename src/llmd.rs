@@ -26,7 +26,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::derive::{round, show};
+use crate::number::{round, show};
 use crate::report::{ItlPer, Run, Stat, StatKey, TpotMethod};
 use crate::vocabulary::{Key, reported, totals, workload};
 

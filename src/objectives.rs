@@ -34,8 +34,8 @@ use nom::{
     sequence::{pair, preceded},
 };
 
-use crate::derive::{round, show};
 use crate::error::printable;
+use crate::number::{round, show};
 use crate::report::{ItlPer, ObjectiveResult, ObjectiveStatus, Run, StatKey, TpotMethod, Verdict};
 use crate::vocabulary::{Key, reported};
 

@@ -342,7 +342,7 @@ fn point_of(run: &Run) -> Point {
         per_user_decode_tok_per_s: per_user_decode(run).unwrap_or(0.0),
         tpot_ms: tpot_ms(run).unwrap_or(0.0),
         tpot_method: run.derived.tpot_ms.method.map(|m| m.as_str().to_string()),
-        output_tok_per_s_per_concurrency: conc.map(|c| crate::derive::round(out / c)),
+        output_tok_per_s_per_concurrency: conc.map(|c| crate::number::round(out / c)),
         ttft_ms_mean: ttft_mean(run),
         ttft_ms_p99: ttft_p99(run),
         mean_in_flight: mean_in_flight(run),

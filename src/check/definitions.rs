@@ -1,7 +1,7 @@
 //! Layers 2 and 3: a report's derived section recomputed from its own figures (restated), and
 //! every headline figure held to its definition, with rounding-aware tolerances.
 
-use crate::derive::show;
+use crate::number::show;
 use crate::report::{Check, Derived, RuleId, Run, StatKey, Status, TpotMethod, verdict};
 use crate::validate::Policy;
 use crate::vocabulary::{reported, totals, workload};
@@ -403,11 +403,11 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
                 });
             }
             run.derived.undefined.remove("per_user_decode_tok_per_s");
-            run.derived.per_user_decode_tok_per_s = Some(crate::derive::round(1000.0 / m));
+            run.derived.per_user_decode_tok_per_s = Some(crate::number::round(1000.0 / m));
             let itl = run.stat(reported::ITL_MS).and_then(|s| s.mean());
             if run.source.semantics.itl == Some(crate::report::ItlPer::Chunk) {
                 run.derived.tokens_per_chunk = match itl {
-                    Some(itl) if itl > 0.0 => Some(crate::derive::round(itl / m)),
+                    Some(itl) if itl > 0.0 => Some(crate::number::round(itl / m)),
                     _ => None,
                 };
             }

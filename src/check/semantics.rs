@@ -21,7 +21,7 @@
 
 use serde::Serialize;
 
-use crate::derive::show;
+use crate::number::show;
 use crate::report::{ItlPer, Run, StatKey, Status, TpotMethod};
 use crate::vocabulary::reported;
 

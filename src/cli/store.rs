@@ -189,7 +189,7 @@ fn list_text(rows: &[store::Stored], format: ListFormat) -> String {
                 "labels",
                 "source",
             ]);
-            let f = |v: Option<f64>| v.map(crate::derive::show).unwrap_or_default();
+            let f = |v: Option<f64>| v.map(crate::number::show).unwrap_or_default();
             for r in rows {
                 let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let row = [

@@ -219,7 +219,7 @@ impl WorkloadKey {
         format!(
             "concurrency {}, rate {}, input {}, output {}, model {}, dataset {}",
             opt(self.max_concurrency.map(|c| c.to_string())),
-            self.request_rate.map_or("not set".into(), |r| format!("{}/s", crate::derive::show(r))),
+            self.request_rate.map_or("not set".into(), |r| format!("{}/s", crate::number::show(r))),
             opt(self.input_len.map(|c| c.to_string())),
             opt(self.output_len.map(|c| c.to_string())),
             opt(self.model.clone()),

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::derive::show;
 use crate::error::printable;
+use crate::number::show;
 use crate::report::{E2eEnd, ItlPer, Run, StatKey, Status, TokenCount, TpotMethod, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 use crate::{Error, ExitCode, Options};
@@ -273,7 +273,7 @@ impl Spread {
             v[n / 2]
         } else {
             // Rounding never takes it out of the middle two.
-            crate::derive::round((v[n / 2 - 1] + v[n / 2]) / 2.0).clamp(v[n / 2 - 1], v[n / 2])
+            crate::number::round((v[n / 2 - 1] + v[n / 2]) / 2.0).clamp(v[n / 2 - 1], v[n / 2])
         };
         Some(Spread { median, min: v[0], max: v[n - 1], runs: n })
     }
@@ -542,7 +542,7 @@ fn compare_pair(b: &Group, o: &Group, bname: &str, oname: &str, key: &[KeyField]
             }
             let (ratio, within_spread) = match (&sb, &so, outcome) {
                 (Some(x), Some(y), Outcome::Compared | Outcome::Warned) => {
-                    let ratio = (x.median != 0.0).then(|| crate::derive::round(y.median / x.median));
+                    let ratio = (x.median != 0.0).then(|| crate::number::round(y.median / x.median));
                     let within = (x.runs > 1 || y.runs > 1).then_some(x.min <= y.max && y.min <= x.max);
                     (ratio, within)
                 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::derive::show;
+use crate::number::show;
 use crate::report::{Run, StatKey, TpotMethod};
 use crate::vocabulary::{Key, reported, totals, workload};
 
@@ -215,7 +215,7 @@ pub fn dstack(run: &Run) -> Result<Value, Unwritable> {
         true,
     );
     let per_user = match (output_rate, concurrency) {
-        (Some(r), Some(c)) => Some(crate::derive::round(r / c)),
+        (Some(r), Some(c)) => Some(crate::number::round(r / c)),
         _ => None,
     };
     let ttft = run.stat(reported::TTFT_MS);

@@ -1,7 +1,7 @@
 //! `--explain`: the derivation of a run written out with its numbers and the rows that fed them.
 
-use crate::derive::show;
 use crate::error::printable;
+use crate::number::show;
 use crate::report::{Check, ItlPer, ObjectiveStatus, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
 use crate::vocabulary::{Key, reported, totals};
 

@@ -101,12 +101,12 @@ fn metrics(run: &Run) -> Value {
     let (tpot_mean, _) = tpot_trio(run);
     let duration = run.number(totals::DURATION_S).filter(|s| *s > 0.0);
     let total = match (run.number(totals::INPUT_TOKENS), run.number(totals::OUTPUT_TOKENS), duration) {
-        (Some(i), Some(o), Some(s)) => Some(crate::derive::round((i + o) / s)),
+        (Some(i), Some(o), Some(s)) => Some(crate::number::round((i + o) / s)),
         _ => run.number(reported::TOTAL_TOK_PER_S),
     };
     let successful = run.number(totals::SUCCESSFUL_REQUESTS);
     let success_rate = match (successful, failed_requests(run)) {
-        (Some(s), Some(f)) if s + f as f64 > 0.0 => Some(crate::derive::round(s / (s + f as f64))),
+        (Some(s), Some(f)) if s + f as f64 > 0.0 => Some(crate::number::round(s / (s + f as f64))),
         _ => None,
     };
     let e2e_mean = mean(run, reported::E2E_MS).or_else(|| d.per_request.as_ref().and_then(|p| p.e2e_mean_ms));

@@ -1,7 +1,7 @@
 //! The table: runs side by side, one column per run, for a person reading a terminal.
 
-use crate::derive::show;
 use crate::error::printable;
+use crate::number::show;
 use crate::report::{ItlPer, ObjectiveResult, ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
@@ -132,7 +132,7 @@ fn objective_cell(o: &ObjectiveResult) -> comfy_table::Cell {
     use comfy_table::{Attribute, Cell, Color};
     let figures = |word: &str| match (o.value, o.margin) {
         // To 6 significant digits, as the margin (`show`'s 2 decimals beside it would not add up).
-        (Some(v), Some(m)) => format!("{word} {} (margin {m})", crate::derive::round(v)),
+        (Some(v), Some(m)) => format!("{word} {} (margin {m})", crate::number::round(v)),
         _ => word.to_string(),
     };
     match o.status {

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::regress::RFig;
 use super::{Filter, Labels, Store, StoreError, Stored, WorkloadKey};
-use crate::derive::show;
+use crate::number::show;
 use crate::plot::{COLOURS, DASHES, Marker, draw_line, svg_text};
 
 /// What the horizontal axis orders points by.

@@ -12,8 +12,8 @@ use super::{Filter, Labels, Store, StoreError, WorkloadKey, stats};
 use crate::ExitCode;
 use crate::compare::ttft_mean;
 use crate::compare::{self, Fig, KeyField, Outcome, Side};
-use crate::derive::show;
 use crate::error::printable;
+use crate::number::show;
 use crate::report::{Run, Verdict};
 
 /// Version of the JSON document `regress --format json` writes.
@@ -163,10 +163,10 @@ impl Sample {
         let (mean, var) = stats::mean_var(v)?;
         Some(Sample {
             runs: v.len(),
-            mean: crate::derive::round(mean),
+            mean: crate::number::round(mean),
             min: v.iter().copied().fold(f64::INFINITY, f64::min),
             max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            sd: (v.len() > 1).then(|| crate::derive::round(var.sqrt())),
+            sd: (v.len() > 1).then(|| crate::number::round(var.sqrt())),
         })
     }
 }
@@ -363,7 +363,7 @@ fn decide(v: &mut FigureVerdict, vb: &[f64], vn: &[f64], s: &Settings) {
     let mb_exact = stats::mean_var(vb).map_or(0.0, |x| x.0);
     let mn_exact = stats::mean_var(vn).map_or(0.0, |x| x.0);
     let change = if mb_exact != 0.0 { (mn_exact - mb_exact) / mb_exact.abs() } else { 0.0 };
-    v.change = Some(crate::derive::round(change));
+    v.change = Some(crate::number::round(change));
     let worse = if v.higher_is_better { change < 0.0 } else { change > 0.0 };
     let moved = if worse { FigStatus::Regression } else { FigStatus::Improvement };
     let tested = vb.len() >= MIN_SAMPLES && vn.len() >= MIN_SAMPLES;
@@ -373,7 +373,7 @@ fn decide(v: &mut FigureVerdict, vb: &[f64], vn: &[f64], s: &Settings) {
             Test::MannWhitney => (Method::MannWhitneyU, stats::mann_whitney(vb, vn)),
         };
         v.method = method;
-        v.p_value = p.map(crate::derive::round);
+        v.p_value = p.map(crate::number::round);
     } else {
         v.method = Method::ThresholdOnly;
     }
@@ -409,7 +409,7 @@ fn decide(v: &mut FigureVerdict, vb: &[f64], vn: &[f64], s: &Settings) {
 }
 
 fn percent(x: f64) -> String {
-    format!("{}{}%", if x > 0.0 { "+" } else { "" }, show(crate::derive::round(x * 100.0)))
+    format!("{}{}%", if x > 0.0 { "+" } else { "" }, show(crate::number::round(x * 100.0)))
 }
 
 /// The verdict as Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment.

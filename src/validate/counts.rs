@@ -1,7 +1,8 @@
 //! Rules on the run's counts: printed rates against the totals over the duration, which token
 //! count the output total is, and failed requests.
 
-use crate::derive::{Inputs, show as f};
+use crate::derive::Inputs;
+use crate::number::show as f;
 use crate::report::{Rates, Run, Status, TokenCount};
 use crate::vocabulary::{reported, totals, workload};
 

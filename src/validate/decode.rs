@@ -2,7 +2,9 @@
 //! tokens, duration and concurrency slots allow; with them, the ITL-per-chunk note and the
 //! agreement between the tool's TPOT and the derived one.
 
-use crate::derive::{Inputs, ROUNDED_REL, show as f};
+use crate::derive::Inputs;
+use crate::number::ROUNDED_REL;
+use crate::number::show as f;
 use crate::report::{ItlPer, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary::{reported, workload};
 
@@ -232,11 +234,16 @@ fn rows_floor(run: &Run, rows: &Stat, r: f64, rounding: f64, cap: Option<f64>, e
     let counts = tpot_row_counts(r, equal)?;
     // The rows' own printed digits (a run's coarsest latency rounding may be another block's:
     // guidellm prints E2E in seconds with one decimal, TPOT in ms with one).
+    // (One path buffer for the six: this runs for every run with TPOT rows.)
+    let mut path = String::with_capacity(32);
     let own = ["mean", "p50", "p90", "p99", "min", "max"]
         .iter()
         .filter_map(|k| {
-            let path = format!("{}.{k}", reported::TPOT_MS.path());
             let v = rows.get(StatKey::parse(k)?)?;
+            path.clear();
+            path.push_str(reported::TPOT_MS.path());
+            path.push('.');
+            path.push_str(k);
             run.printed_slack(&path, v)
         })
         .reduce(f64::max);

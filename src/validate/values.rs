@@ -1,7 +1,9 @@
 //! Rules on each value alone: latencies in order, statistic blocks that non-negative values can
 //! have, finite numbers, and a physically possible range.
 
-use crate::derive::{Inputs, ROUNDED_REL, show as f};
+use crate::derive::Inputs;
+use crate::number::ROUNDED_REL;
+use crate::number::show as f;
 use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
@@ -191,7 +193,7 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal:
         checked += 1;
         let mut e = slack_of(stat, rounding);
         if path.starts_with("derived") {
-            // Derived figures are rounded to six significant digits (`derive::round`).
+            // Derived figures are rounded to six significant digits (`number::round`).
             e += stat.iter().map(|(_, v)| v.abs()).fold(0.0, f64::max) * ROUNDED_REL;
         }
         if let (true, true, Some(r), Some((cap, why))) =
