@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::compare::{self, Fig, WorkloadKey};
+use crate::compare::{Fig, WorkloadKey};
 use crate::derive::percentile;
 use crate::error::printable;
 use crate::number::{round, show};
@@ -29,73 +29,6 @@ use crate::{ExitCode, stats};
 
 /// Version of the document `aggregate --format json` writes.
 pub const AGGREGATE_VERSION: u32 = 1;
-
-/// The figures summarized, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum AFig {
-    #[serde(rename = "tpot_ms")]
-    Tpot,
-    #[serde(rename = "per_user_decode_tok_per_s")]
-    PerUser,
-    #[serde(rename = "ttft_ms.mean")]
-    TtftMean,
-    #[serde(rename = "ttft_ms.p50")]
-    TtftP50,
-    #[serde(rename = "ttft_ms.p99")]
-    TtftP99,
-    #[serde(rename = "e2e_ms.mean")]
-    E2eMean,
-    #[serde(rename = "e2e_ms.p99")]
-    E2eP99,
-    #[serde(rename = "output_tok_per_s")]
-    OutputThroughput,
-    #[serde(rename = "request_per_s")]
-    RequestThroughput,
-}
-
-impl AFig {
-    pub const ALL: [AFig; 9] = [
-        AFig::Tpot,
-        AFig::PerUser,
-        AFig::TtftMean,
-        AFig::TtftP50,
-        AFig::TtftP99,
-        AFig::E2eMean,
-        AFig::E2eP99,
-        AFig::OutputThroughput,
-        AFig::RequestThroughput,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            AFig::Tpot => "TPOT, derived (ms)",
-            AFig::PerUser => "Per-user decode rate (tok/s)",
-            AFig::TtftMean => "TTFT mean (ms)",
-            AFig::TtftP50 => "TTFT p50 (ms)",
-            AFig::TtftP99 => "TTFT p99 (ms)",
-            AFig::E2eMean => "E2E mean (ms)",
-            AFig::E2eP99 => "E2E p99 (ms)",
-            AFig::OutputThroughput => "Output throughput (tok/s)",
-            AFig::RequestThroughput => "Request throughput (req/s)",
-        }
-    }
-
-    /// The run's own figure (the derived TPOT and rates, the reported TTFT and E2E).
-    pub fn value(self, run: &Run) -> Option<f64> {
-        match self {
-            AFig::Tpot => Fig::Tpot.value(run),
-            AFig::PerUser => Fig::PerUser.value(run),
-            AFig::TtftMean => compare::ttft_mean(run),
-            AFig::TtftP50 => Fig::TtftP50.value(run),
-            AFig::TtftP99 => Fig::TtftP99.value(run),
-            AFig::E2eMean => Fig::E2eMean.value(run),
-            AFig::E2eP99 => compare::e2e_p99(run),
-            AFig::OutputThroughput => Fig::OutputThroughput.value(run),
-            AFig::RequestThroughput => run.derived.request_per_s,
-        }
-        .filter(|v| v.is_finite())
-    }
-}
 
 /// How a figure's `value` was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -118,7 +51,7 @@ pub struct Interval {
 /// One figure of a group.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figure {
-    pub figure: AFig,
+    pub figure: Fig,
     /// The summary value: pooled over requests when the group allows it, else the median.
     pub value: f64,
     pub method: Method,
@@ -263,7 +196,7 @@ pub fn aggregate_labelled(runs: &[Run], labels: &[BTreeMap<String, String>], lev
             if let Err(why) = &pooled {
                 g.not_pooled = Some(why.clone());
             }
-            g.figures = AFig::ALL
+            g.figures = Fig::AGGREGATED
                 .iter()
                 .filter_map(|&f| figure(f, &members, pooled.as_ref().ok(), &g.semantics, level))
                 .collect();
@@ -313,7 +246,7 @@ impl Pooled {
     }
 
     /// The pooled value of `f`, when it is one requests give.
-    fn value(&self, f: AFig, semantics: &Semantics) -> Option<f64> {
+    fn value(&self, f: Fig, semantics: &Semantics) -> Option<f64> {
         let sorted = |v: &[f64]| {
             let mut v = v.to_vec();
             v.sort_by(f64::total_cmp);
@@ -330,14 +263,15 @@ impl Pooled {
             crate::derive::per_request_tpot(&req, semantics.itl)?.mean.filter(|t| *t > 0.0)
         };
         let v = match f {
-            AFig::Tpot => tpot()?,
-            AFig::PerUser => 1000.0 / tpot()?,
-            AFig::TtftMean => mean(&self.ttft),
-            AFig::TtftP50 => percentile(&sorted(&self.ttft), 50.0),
-            AFig::TtftP99 => percentile(&sorted(&self.ttft), 99.0),
-            AFig::E2eMean => mean(&self.e2e),
-            AFig::E2eP99 => percentile(&sorted(&self.e2e), 99.0),
-            AFig::OutputThroughput | AFig::RequestThroughput => return None,
+            Fig::Tpot => tpot()?,
+            Fig::PerUser => 1000.0 / tpot()?,
+            Fig::TtftMean => mean(&self.ttft),
+            Fig::TtftP50 => percentile(&sorted(&self.ttft), 50.0),
+            Fig::TtftP99 => percentile(&sorted(&self.ttft), 99.0),
+            Fig::E2eMean => mean(&self.e2e),
+            Fig::E2eP99 => percentile(&sorted(&self.e2e), 99.0),
+            // Not pooled over requests: the runs' own figures are summarized.
+            Fig::OutputThroughput | Fig::RequestThroughput | Fig::E2eP50 | Fig::ItlMean => return None,
         };
         Some(round(v))
     }
@@ -362,8 +296,8 @@ pub fn t_quantile(level: f64, df: f64) -> f64 {
     (lo + hi) / 2.0
 }
 
-fn figure(f: AFig, runs: &[&Run], pooled: Option<&Pooled>, semantics: &Semantics, level: f64) -> Option<Figure> {
-    let values: Vec<f64> = runs.iter().filter_map(|r| f.value(r)).collect();
+fn figure(f: Fig, runs: &[&Run], pooled: Option<&Pooled>, semantics: &Semantics, level: f64) -> Option<Figure> {
+    let values: Vec<f64> = runs.iter().filter_map(|r| f.value(r)).filter(|v| v.is_finite()).collect();
     if values.is_empty() {
         return None;
     }

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::compare::ttft_mean;
+use crate::compare::Fig;
 use crate::report::{RuleId, Run, Severity, StatKey, Status, Verdict};
 use crate::vocabulary::{Key, reported, totals, workload};
 use crate::{Error, Options, Sink};
@@ -343,7 +343,7 @@ fn point_of(run: &Run) -> Point {
         tpot_ms: tpot_ms(run).unwrap_or(0.0),
         tpot_method: run.derived.tpot_ms.method.map(|m| m.as_str().to_string()),
         output_tok_per_s_per_concurrency: conc.map(|c| crate::number::round(out / c)),
-        ttft_ms_mean: ttft_mean(run),
+        ttft_ms_mean: Fig::TtftMean.value(run),
         ttft_ms_p99: ttft_p99(run),
         mean_in_flight: mean_in_flight(run),
         pareto: false,

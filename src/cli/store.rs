@@ -9,9 +9,10 @@ use super::args::{
 };
 use super::diagnostics::{emit, report_checks, report_error};
 use super::load_definitions;
+use crate::compare::Fig;
 use crate::error::printable;
 use crate::store::history;
-use crate::store::regress::{self, RFig, Settings, Test};
+use crate::store::regress::{self, Settings, Test};
 use crate::store::{self, Added, Filter, Labels, Store, StoreError};
 use crate::{Error, ExitCode, Options, Policy, Run, Tolerances};
 
@@ -288,12 +289,12 @@ pub(crate) fn history_command(a: PlotArgs, output: PathBuf) -> ExitCode {
         return e.exit_code();
     }
     let figure = match h.history.expect("--history is given") {
-        HistoryFigure::Tpot => RFig::Tpot,
-        HistoryFigure::PerUser => RFig::PerUser,
-        HistoryFigure::TtftMean => RFig::TtftMean,
-        HistoryFigure::TtftP99 => RFig::TtftP99,
-        HistoryFigure::E2eMean => RFig::E2eMean,
-        HistoryFigure::OutputThroughput => RFig::OutputThroughput,
+        HistoryFigure::Tpot => Fig::Tpot,
+        HistoryFigure::PerUser => Fig::PerUser,
+        HistoryFigure::TtftMean => Fig::TtftMean,
+        HistoryFigure::TtftP99 => Fig::TtftP99,
+        HistoryFigure::E2eMean => Fig::E2eMean,
+        HistoryFigure::OutputThroughput => Fig::OutputThroughput,
     };
     let settings = history::Settings {
         figure,

@@ -84,12 +84,12 @@ fn ttft(run: &Run, key: StatKey) -> Option<f64> {
 }
 
 /// The TTFT mean, which `compare` does not line up (`sweep`, the store and `aggregate` do).
-pub(crate) fn ttft_mean(run: &Run) -> Option<f64> {
+fn ttft_mean(run: &Run) -> Option<f64> {
     ttft(run, StatKey::Mean)
 }
 
 /// The E2E latency's p99 as measured.
-pub(crate) fn e2e_p99(run: &Run) -> Option<f64> {
+fn e2e_p99(run: &Run) -> Option<f64> {
     run.stat(reported::E2E_MS)?.get(StatKey::P(99.0))
 }
 
@@ -171,7 +171,9 @@ fn failed(run: &Run) -> Option<(u64, &'static str)> {
 // ------------------------------------------------------------------------------------------------
 // Figures compared
 
-/// A figure in the comparison.
+/// A headline figure of a run: the one list `compare`, `aggregate`, `regress` and the history
+/// plot take their figures from, each its own subset ([`Fig::COMPARED`], [`Fig::AGGREGATED`],
+/// [`Fig::REGRESSED`]), so that a figure has one name, one label and one way to read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Fig {
     #[serde(rename = "tpot_ms")]
@@ -180,6 +182,10 @@ pub enum Fig {
     PerUser,
     #[serde(rename = "output_tok_per_s")]
     OutputThroughput,
+    #[serde(rename = "request_per_s")]
+    RequestThroughput,
+    #[serde(rename = "ttft_ms.mean")]
+    TtftMean,
     #[serde(rename = "ttft_ms.p50")]
     TtftP50,
     #[serde(rename = "ttft_ms.p99")]
@@ -188,12 +194,15 @@ pub enum Fig {
     E2eMean,
     #[serde(rename = "e2e_ms.p50")]
     E2eP50,
+    #[serde(rename = "e2e_ms.p99")]
+    E2eP99,
     #[serde(rename = "itl_ms.mean")]
     ItlMean,
 }
 
 impl Fig {
-    pub const ALL: [Fig; 8] = [
+    /// What `compare` compares, in order.
+    pub const COMPARED: [Fig; 8] = [
         Fig::Tpot,
         Fig::PerUser,
         Fig::OutputThroughput,
@@ -204,6 +213,23 @@ impl Fig {
         Fig::ItlMean,
     ];
 
+    /// What `aggregate` summarizes over repetitions, in order.
+    pub const AGGREGATED: [Fig; 9] = [
+        Fig::Tpot,
+        Fig::PerUser,
+        Fig::TtftMean,
+        Fig::TtftP50,
+        Fig::TtftP99,
+        Fig::E2eMean,
+        Fig::E2eP99,
+        Fig::OutputThroughput,
+        Fig::RequestThroughput,
+    ];
+
+    /// What `regress` judges (and the store keeps a column of), in order.
+    pub const REGRESSED: [Fig; 6] =
+        [Fig::Tpot, Fig::PerUser, Fig::TtftMean, Fig::TtftP99, Fig::E2eMean, Fig::OutputThroughput];
+
     pub fn id(self) -> &'static str {
         match self {
             Fig::Tpot => "tpot_ms",
@@ -213,6 +239,9 @@ impl Fig {
             Fig::TtftP99 => "ttft_ms.p99",
             Fig::E2eMean => "e2e_ms.mean",
             Fig::E2eP50 => "e2e_ms.p50",
+            Fig::E2eP99 => "e2e_ms.p99",
+            Fig::TtftMean => "ttft_ms.mean",
+            Fig::RequestThroughput => "request_per_s",
             Fig::ItlMean => "itl_ms.mean",
         }
     }
@@ -226,13 +255,16 @@ impl Fig {
             Fig::TtftP99 => "TTFT p99 (ms)",
             Fig::E2eMean => "E2E mean (ms)",
             Fig::E2eP50 => "E2E p50 (ms)",
+            Fig::E2eP99 => "E2E p99 (ms)",
+            Fig::TtftMean => "TTFT mean (ms)",
+            Fig::RequestThroughput => "Request throughput (req/s)",
             Fig::ItlMean => "ITL mean, as printed (ms)",
         }
     }
 
     /// Whether a larger value is better (throughputs) or worse (latencies).
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Fig::PerUser | Fig::OutputThroughput)
+        matches!(self, Fig::PerUser | Fig::OutputThroughput | Fig::RequestThroughput)
     }
 
     /// The figure of one run (`None` when the run does not give it).
@@ -245,6 +277,9 @@ impl Fig {
             Fig::TtftP99 => ttft(run, StatKey::P(99.0)),
             Fig::E2eMean => e2e(run, StatKey::Mean).map(|(v, _)| v),
             Fig::E2eP50 => e2e(run, StatKey::P(50.0)).map(|(v, _)| v),
+            Fig::E2eP99 => e2e_p99(run),
+            Fig::TtftMean => ttft_mean(run),
+            Fig::RequestThroughput => run.derived.request_per_s,
             Fig::ItlMean => itl_mean(run),
         }
     }
@@ -456,7 +491,7 @@ fn compare_pair(b: &Group, o: &Group, bname: &str, oname: &str, key: &[KeyField]
             issues.push(Issue {
                 code: if r.verdict == Verdict::Rejected { "run-rejected" } else { "run-unusable" },
                 level,
-                figures: if usable.is_empty() { Fig::ALL.to_vec() } else { Vec::new() },
+                figures: if usable.is_empty() { Fig::COMPARED.to_vec() } else { Vec::new() },
                 message: format!(
                     "{name}: {} is {}: its figures are left out{}",
                     rr.name(),
@@ -516,7 +551,7 @@ fn compare_pair(b: &Group, o: &Group, bname: &str, oname: &str, key: &[KeyField]
     issues.extend(same_run_twice(&ou, oname));
     issues.extend(issues_of(&bu, &ou, bname, oname));
 
-    let figures = Fig::ALL
+    let figures = Fig::COMPARED
         .iter()
         .map(|&fig| {
             let values = |runs: &[&Run]| Spread::of(&runs.iter().filter_map(|r| fig.value(r)).collect::<Vec<_>>());

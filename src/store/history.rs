@@ -8,8 +8,8 @@
 
 use plotters::prelude::*;
 
-use super::regress::RFig;
 use super::{Filter, Labels, Store, StoreError, Stored, WorkloadKey};
+use crate::compare::Fig;
 use crate::number::show;
 use crate::plot::{COLOURS, DASHES, Marker, draw_line, svg_text};
 
@@ -25,7 +25,7 @@ pub enum By {
 /// What to draw.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub figure: RFig,
+    pub figure: Fig,
     pub by: By,
     /// Only runs carrying every one of these labels.
     pub labels: Labels,
@@ -63,7 +63,7 @@ pub struct Series {
 /// The whole view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct History {
-    pub figure: RFig,
+    pub figure: Fig,
     /// The text under each position of the horizontal axis.
     pub ticks: Vec<String>,
     pub series: Vec<Series>,
@@ -71,14 +71,16 @@ pub struct History {
     pub left_out: usize,
 }
 
-fn column(f: RFig, s: &Stored) -> Option<f64> {
+fn column(f: Fig, s: &Stored) -> Option<f64> {
     match f {
-        RFig::Tpot => s.tpot_ms_mean,
-        RFig::PerUser => s.per_user_decode_tok_per_s,
-        RFig::TtftMean => s.ttft_ms_mean,
-        RFig::TtftP99 => s.ttft_ms_p99,
-        RFig::E2eMean => s.e2e_ms_mean,
-        RFig::OutputThroughput => s.output_tok_per_s,
+        Fig::Tpot => s.tpot_ms_mean,
+        Fig::PerUser => s.per_user_decode_tok_per_s,
+        Fig::TtftMean => s.ttft_ms_mean,
+        Fig::TtftP99 => s.ttft_ms_p99,
+        Fig::E2eMean => s.e2e_ms_mean,
+        Fig::OutputThroughput => s.output_tok_per_s,
+        // The store keeps a column of the figures `regress` judges (`Fig::REGRESSED`) only.
+        _ => None,
     }
     .filter(|v| v.is_finite())
 }
@@ -166,12 +168,14 @@ pub fn render(h: &History, min_change: f64) -> Result<String, String> {
         return Err("no stored run gives this figure (with these labels)".into());
     }
     let (figure, unit) = match h.figure {
-        RFig::Tpot => ("TPOT, derived, mean", "ms"),
-        RFig::PerUser => ("per-user decode rate, 1000 / TPOT", "tok/s"),
-        RFig::TtftMean => ("TTFT, mean", "ms"),
-        RFig::TtftP99 => ("TTFT, p99", "ms"),
-        RFig::E2eMean => ("E2E latency, mean", "ms"),
-        RFig::OutputThroughput => ("output throughput", "tok/s"),
+        Fig::Tpot => ("TPOT, derived, mean", "ms"),
+        Fig::PerUser => ("per-user decode rate, 1000 / TPOT", "tok/s"),
+        Fig::TtftMean => ("TTFT, mean", "ms"),
+        Fig::TtftP99 => ("TTFT, p99", "ms"),
+        Fig::E2eMean => ("E2E latency, mean", "ms"),
+        Fig::OutputThroughput => ("output throughput", "tok/s"),
+        // (A history is drawn of a stored column only: `column`.)
+        other => (other.label(), ""),
     };
     let all = h.series.iter().flat_map(|s| s.points.iter().map(|p| p.value));
     let bands = h.series.iter().filter_map(|s| s.band.as_ref()).map(|b| b.mean * (1.0 + min_change));

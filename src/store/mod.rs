@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::compare::Fig;
 pub use crate::compare::WorkloadKey;
-use crate::compare::{Fig, e2e_p99, ttft_mean};
 use crate::report::{Run, Verdict};
 use crate::vocabulary::workload;
 use crate::{Collect, ExitCode, Options};
@@ -491,10 +491,10 @@ impl Store {
                     Val::F(w.request_rate),
                     Val::F(Fig::Tpot.value(run)),
                     Val::F(Fig::PerUser.value(run)),
-                    Val::F(ttft_mean(run)),
+                    Val::F(Fig::TtftMean.value(run)),
                     Val::F(Fig::TtftP99.value(run)),
                     Val::F(Fig::E2eMean.value(run)),
-                    Val::F(e2e_p99(run)),
+                    Val::F(Fig::E2eP99.value(run)),
                     Val::F(Fig::OutputThroughput.value(run)),
                     t(Some(serde_json::to_string(&run.source.semantics).expect("semantics serialize"))),
                     t(Some(serde_json::to_string(run).expect("a run serializes"))),

@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use super::{Filter, Labels, Store, StoreError, WorkloadKey, stats};
 use crate::ExitCode;
-use crate::compare::ttft_mean;
 use crate::compare::{self, Fig, KeyField, Outcome, Side};
 use crate::error::printable;
 use crate::number::show;
@@ -19,60 +18,11 @@ use crate::report::{Run, Verdict};
 /// Version of the JSON document `regress --format json` writes.
 pub const REGRESS_VERSION: u32 = 1;
 
-/// The figures judged, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum RFig {
-    #[serde(rename = "tpot_ms")]
-    Tpot,
-    #[serde(rename = "per_user_decode_tok_per_s")]
-    PerUser,
-    #[serde(rename = "ttft_ms.mean")]
-    TtftMean,
-    #[serde(rename = "ttft_ms.p99")]
-    TtftP99,
-    #[serde(rename = "e2e_ms.mean")]
-    E2eMean,
-    #[serde(rename = "output_tok_per_s")]
-    OutputThroughput,
-}
-
-impl RFig {
-    pub const ALL: [RFig; 6] =
-        [RFig::Tpot, RFig::PerUser, RFig::TtftMean, RFig::TtftP99, RFig::E2eMean, RFig::OutputThroughput];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            RFig::Tpot => "TPOT, derived (ms)",
-            RFig::PerUser => "Per-user decode rate (tok/s)",
-            RFig::TtftMean => "TTFT mean (ms)",
-            RFig::TtftP99 => "TTFT p99 (ms)",
-            RFig::E2eMean => "E2E mean (ms)",
-            RFig::OutputThroughput => "Output throughput (tok/s)",
-        }
-    }
-
-    /// Rates: higher is better; latencies: higher is worse.
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, RFig::PerUser | RFig::OutputThroughput)
-    }
-
-    /// `compare`'s figure whose meaning checks apply (TTFT's mean has the checks of its p50).
-    fn guard(self) -> Fig {
-        match self {
-            RFig::Tpot => Fig::Tpot,
-            RFig::PerUser => Fig::PerUser,
-            RFig::TtftMean => Fig::TtftP50,
-            RFig::TtftP99 => Fig::TtftP99,
-            RFig::E2eMean => Fig::E2eMean,
-            RFig::OutputThroughput => Fig::OutputThroughput,
-        }
-    }
-
-    fn value(self, run: &Run) -> Option<f64> {
-        match self {
-            RFig::TtftMean => ttft_mean(run),
-            other => other.guard().value(run),
-        }
+/// `compare`'s figure whose meaning checks apply to `fig` (TTFT's mean has the checks of its p50).
+fn guard(fig: Fig) -> Fig {
+    match fig {
+        Fig::TtftMean => Fig::TtftP50,
+        other => other,
     }
 }
 
@@ -174,7 +124,7 @@ impl Sample {
 /// One figure's verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FigureVerdict {
-    pub figure: RFig,
+    pub figure: Fig,
     pub higher_is_better: bool,
     pub baseline: Option<Sample>,
     pub new: Option<Sample>,
@@ -315,7 +265,7 @@ pub fn judge(key: WorkloadKey, new: &[&Run], baseline: &[(i64, Run)], settings: 
     if comparison.is_some() && pair.is_none() && whole.is_empty() {
         whole.push("compare lines the two sides up with no pair".into());
     }
-    for fig in RFig::ALL {
+    for fig in Fig::REGRESSED {
         let vb: Vec<f64> = baseline.iter().filter_map(|(_, r)| fig.value(r)).filter(|x| x.is_finite()).collect();
         let vn: Vec<f64> = new.iter().filter_map(|r| fig.value(r)).filter(|x| x.is_finite()).collect();
         let mut v = FigureVerdict {
@@ -329,7 +279,7 @@ pub fn judge(key: WorkloadKey, new: &[&Run], baseline: &[(i64, Run)], settings: 
             p_value: None,
             reasons: whole.clone(),
         };
-        if let Some(row) = pair.and_then(|p| p.figures.iter().find(|f| f.figure == fig.guard())) {
+        if let Some(row) = pair.and_then(|p| p.figures.iter().find(|f| f.figure == guard(fig))) {
             match row.outcome {
                 Outcome::Refused => v.reasons.extend(row.reasons.iter().cloned()),
                 Outcome::Warned => v.reasons.extend(row.reasons.iter().map(|r| format!("compared, but: {r}"))),

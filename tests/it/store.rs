@@ -494,7 +494,7 @@ fn the_history_view_draws_each_stored_figure_and_the_newest_runs_baseline() {
 
 fn history_in(dir: &Path, store: &str) {
     use bench_normalize::store::history::{self, By};
-    use bench_normalize::store::regress::RFig;
+    use bench_normalize::compare::Fig;
     // Four commits of one configuration, the last 20% slower; and a faster one under another label.
     let factors = [("c1", 1.0), ("c2", 1.01), ("c3", 0.99), ("c4", 1.2)];
     for (commit, f) in factors {
@@ -514,7 +514,7 @@ fn history_in(dir: &Path, store: &str) {
         baseline_last: 10,
         min_change: 0.05,
     };
-    let h = history::history(&mut s, &main(RFig::Tpot, By::Label("commit".into()))).unwrap();
+    let h = history::history(&mut s, &main(Fig::Tpot, By::Label("commit".into()))).unwrap();
     assert_eq!(h.ticks, ["c1", "c2", "c3", "c4"]);
     assert_eq!(h.series.len(), 1);
     let stored: Vec<f64> = rows(store)
@@ -532,7 +532,7 @@ fn history_in(dir: &Path, store: &str) {
     // The slower newest run lies above the band, as regress would call it.
     assert!(stored[3] > band.mean * 1.05);
     // The per-user rate: the same runs, the other way up; the faster run (other labels) apart.
-    let all = history::Settings { labels: Default::default(), ..main(RFig::PerUser, By::Time) };
+    let all = history::Settings { labels: Default::default(), ..main(Fig::PerUser, By::Time) };
     let h = history::history(&mut s, &all).unwrap();
     assert_eq!(h.ticks.len(), 5);
     // One series (one tool and workload), a point per run in the order added, each the stored
