@@ -26,6 +26,7 @@ mod prefilter;
 mod prefix;
 mod scan;
 mod table;
+mod wrap;
 
 pub use args::args_dump;
 pub use block::{Block, BlockEnd, BodyRow, ContextLine, Neighbour};

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use super::known::KnownLabels;
 use super::line::{table_row, value_cells};
 use super::prefix::Prefix;
+use super::wrap::{self, Kept};
 use super::{BlockEnd, BodyRow, ContextLine, MAX_LOOKAHEAD, MAX_NOISE_RUN, table};
-use crate::definition::{BlockSpec, Definition, TableSpec};
+use crate::definition::{BlockSpec, CellStyle, Definition, TableSpec};
 use crate::input::Line;
 
 /// The definitions whose banner a line holds, and where the banner starts in it.
@@ -277,8 +278,8 @@ pub(super) fn read_markdown<'d>(open: &mut Open<'d>, line: Line, hit: Option<Hit
     Step::Goes
 }
 
-/// Bars a hard-wrapped table line's rest holds (prose after a table is never its rest).
-const BOX: &[char] = &['|', '│', '┃', '║'];
+/// Narrowest line taken for a possible first part of a hard-wrapped table line (see [`wrap`]).
+const MIN_WRAP: usize = 40;
 
 /// A block of a table format: its definition, and the lines since its last table line.
 pub(super) struct Grid<'d> {
@@ -289,11 +290,15 @@ pub(super) struct Grid<'d> {
     /// The line number of the last line counted in `noise_run`: a line of the input counts once,
     /// however many carriage returns split it (a progress bar redrawn between two tables).
     noise_line: usize,
-    /// The last line kept is a ruled table line cut short by a hard wrap (it opens with a border
-    /// and does not close with one): the next line is its rest.
+    /// The last line kept is a ruled table line cut before its end (it opens with a border and
+    /// does not close with one): the next line is its rest (joined by [`wrap::unwrap`]).
     wrapped: bool,
     /// A table line has been read with the learned prefix (or there is none to confirm).
     prefix_seen: bool,
+    /// The width (with its prefix) of the first table line kept that was cut before its end.
+    cut_width: Option<usize>,
+    /// What was known of each line of the body when it was kept (beside it line for line).
+    pub kept: Vec<Kept>,
 }
 
 impl<'d> Grid<'d> {
@@ -308,6 +313,8 @@ impl<'d> Grid<'d> {
             noise_line: 0,
             wrapped: false,
             prefix_seen: false,
+            cut_width: None,
+            kept: Vec::new(),
         })
     }
 
@@ -316,7 +323,10 @@ impl<'d> Grid<'d> {
     /// `max_noise` other lines.
     pub fn read(&mut self, open: &mut Open<'d>, line: Line, hit: Option<Hit<'d>>) -> Step<'d> {
         // Another format's banner ends the tables; a banner of theirs (a table title) does not.
-        if let Some(hit) = hit.filter(|(c, _)| !c.iter().any(|d| open.candidates.iter().any(|o| o.id == d.id))) {
+        // (The rest of a cut title of its own may hold another format's banner: `f | LLM Metrics`.)
+        if let Some(hit) = hit.filter(|(c, _)| !c.iter().any(|d| open.candidates.iter().any(|o| o.id == d.id)))
+            && !self.rest_of_cut_title(open, &line)
+        {
             let end = if self.block.end.is_some() {
                 BlockEnd::NextBanner(line.number)
             } else {
@@ -350,7 +360,23 @@ impl<'d> Grid<'d> {
                     self.prefix_seen = true;
                     line.text.clone()
                 }
-                None => return self.noise(number),
+                None => {
+                    // Without the prefix: the rest of a line the terminal cut after the prefix was
+                    // put on, or another process's line. Kept beside a line that may have been cut,
+                    // as a stray: `wrap::unwrap` keeps it only as that line's rest.
+                    let after_cut = self.wrapped && !line.text.trim().is_empty();
+                    let goes_on = wrap::goes_on(&line.text);
+                    if after_cut || self.may_be_cut(open) {
+                        self.keep(open, &line.text.clone(), line, true);
+                    }
+                    if after_cut {
+                        self.wrapped = goes_on;
+                        self.noise_run = 0;
+                        open.last_row_line = number;
+                        return Step::Goes;
+                    }
+                    return self.noise(number);
+                }
             },
             None => open.prefix.unquote(&line.text).to_string(),
         };
@@ -359,30 +385,30 @@ impl<'d> Grid<'d> {
             open.last_row_line = number;
             return Step::Ends(BlockEnd::Closed(number));
         }
-        // The rest of a table line a terminal hard-wrapped (a pod log at 80 columns): joined back
-        // to it as it was printed, so that the table's lines are whole when it is cut into cells.
-        if self.wrapped
-            && !trimmed.is_empty()
-            && trimmed.contains(|c| BOX.contains(&c) || ('\u{2500}'..='\u{257F}').contains(&c))
-            && let Some(last) = open.body.last_mut()
-        {
-            last.text.push_str(text.trim_end());
-            self.wrapped = table::is_cut_short(self.spec, last.text.trim());
-            open.last_row_line = number;
-            self.noise_run = 0;
-            return Step::Goes;
-        }
         // A blank line neither ends the tables nor keeps them going.
         let blank = trimmed.is_empty();
-        let is_table = !blank && table::is_table_line(self.def, self.spec, trimmed);
-        let cut_short = is_table && table::is_cut_short(self.spec, trimmed);
-        open.body.push(Line { number, text, truncated: line.truncated });
+        // The rest of a table line a terminal hard-wrapped (a pod log at 80 columns) goes on with
+        // the table; it is joined to its line when the block is over ([`wrap::unwrap`]).
+        let rest = self.wrapped && !blank;
+        let is_table = rest || !blank && table::is_table_line(self.def, self.spec, trimmed);
+        let wrapped = self.spec.cells == CellStyle::Ruled
+            && is_table
+            && if rest { wrap::goes_on(&text) } else { wrap::is_cut(&text) };
+        if wrapped && !rest && self.cut_width.is_none() {
+            self.cut_width = Some(line.text.chars().count());
+        }
+        // (Its own width: without the prefix, but with its own indentation.)
+        let own = open.prefix.shape().and_then(|s| s.strip_tight(&line.text)).map(|t| t.chars().count());
+        self.keep(open, &line.text, Line { number, text, truncated: line.truncated }, false);
+        if let (Some(own), Some(k)) = (own, self.kept.last_mut()) {
+            k.own = own;
+        }
         if blank {
             return Step::Goes;
         }
         if is_table {
             self.noise_run = 0;
-            self.wrapped = cut_short;
+            self.wrapped = wrapped;
             open.last_row_line = number;
             return Step::Goes;
         }
@@ -396,5 +422,31 @@ impl<'d> Grid<'d> {
             self.noise_line = number;
         }
         if self.noise_run >= self.spec.max_noise { Step::CutOff(None) } else { Step::Goes }
+    }
+
+    /// Whether `line` is the rest of the last line kept, a title of the block's own cut as wide as
+    /// its table lines were cut.
+    fn rest_of_cut_title(&self, open: &Open<'d>, line: &Line) -> bool {
+        let (Some(w), Some(last), Some(kept)) = (self.cut_width, open.body.last(), self.kept.last()) else {
+            return false;
+        };
+        let rest = open.prefix.shape().and_then(|s| s.strip(&line.text)).unwrap_or(&line.text);
+        (kept.whole == w || kept.own == w)
+            && !table::opens_ruled(last.text.trim())
+            && table::is_title(self.def, self.spec, format!("{}{rest}", last.text).trim())
+    }
+
+    /// Whether the last line kept may be the first part of a line a terminal cut (a line of a
+    /// ruled table wide enough).
+    fn may_be_cut(&self, open: &Open<'d>) -> bool {
+        self.spec.cells == CellStyle::Ruled
+            && open.body.last().is_some_and(|l| !l.text.trim().is_empty())
+            && self.kept.last().is_some_and(|k| k.whole >= MIN_WRAP)
+    }
+
+    /// Keep a line in the body (`whole`: the line as printed; a stray is kept as printed).
+    pub fn keep(&mut self, open: &mut Open<'d>, whole: &str, line: Line, stray: bool) {
+        self.kept.push(Kept::new(whole, &line.text, stray));
+        open.body.push(line);
     }
 }

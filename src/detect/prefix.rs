@@ -145,6 +145,16 @@ impl Shape {
     /// run by a space. A line that ends inside the trailing spaces of the prefix (an empty comment
     /// line `#`) has the prefix too.
     pub fn strip<'a>(&self, text: &'a str) -> Option<&'a str> {
+        self.strip_with(text, false)
+    }
+
+    /// [`Shape::strip`], with one space (or tab) of a trailing run of them taken as the prefix's
+    /// (the rest is the line's own: the indentation of what a terminal wrapped after the prefix).
+    pub fn strip_tight<'a>(&self, text: &'a str) -> Option<&'a str> {
+        self.strip_with(text, true)
+    }
+
+    fn strip_with<'a>(&self, text: &'a str, tight: bool) -> Option<&'a str> {
         let b = text.as_bytes();
         let mut at = 0;
         for (n, part) in self.parts.iter().enumerate() {
@@ -167,7 +177,7 @@ impl Shape {
                     if run == 0 && !(at == b.len() && n + 1 == self.parts.len()) {
                         return None;
                     }
-                    at += run;
+                    at += if tight && n + 1 == self.parts.len() { run.min(1) } else { run };
                 }
             }
         }

@@ -7,7 +7,7 @@ use super::line::{has_escaped_newline, table_row, value_cells};
 use super::mode::{Grid, Hit, Mode, Open, Rows, Step, read_markdown};
 use super::prefilter::Literals;
 use super::prefix::{Prefix, cut_points};
-use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, Neighbour, args_dump, section_name, table};
+use super::{Block, BlockEnd, BodyRow, ContextLine, MAX_NOISE_RUN, Neighbour, args_dump, section_name, table, wrap};
 use crate::definition::{Definition, Definitions, Evidence};
 use crate::input::Line;
 use crate::lex::{label_key, normalize_label, split_row};
@@ -163,7 +163,8 @@ impl<'d> Scanner<'d> {
                 .and_then(|b| banner_end(&b.banner, text, *at))
                 .is_some_and(|end| !text[end..].trim().is_empty())
         });
-        let closing_with_rest = self.split_closing_rule(text).is_some();
+        // (In a table block, a rule with text after it is the rest of a hard-wrapped table rule.)
+        let closing_with_rest = !matches!(self.open, Some(Mode::Grid(..))) && self.split_closing_rule(text).is_some();
         let long_in_block = matches!(self.open, Some(Mode::Rows(..) | Mode::Markdown(_))) && text.len() > 80;
         if !banner_with_rest && !closing_with_rest && !long_in_block && !has_escaped_newline(text) {
             self.push_one(line, hit);
@@ -213,13 +214,19 @@ impl<'d> Scanner<'d> {
     fn cut_off(&mut self) {
         match self.open.take() {
             Some(Mode::Rows(open, rows)) => self.cut_off_rows(open, rows),
-            Some(Mode::Grid(mut open, _)) => {
-                // The lines after the last table line are read as context.
+            Some(Mode::Grid(mut open, mut grid)) => {
+                // The lines after the last table line are read as context (a stray, a line kept only
+                // as the possible rest of a cut line, was not read).
                 let keep = open.body.iter().rposition(|l| l.number == open.last_row_line).map_or(0, |i| i + 1);
                 let after: Vec<Line> = open.body.split_off(keep);
+                let after_kept = grid.kept.split_off(keep.min(grid.kept.len()));
                 let last = open.last_row_line;
-                self.finish_grid(open, BlockEnd::AfterTables(last));
-                for l in &after {
+                self.finish_grid(open, &grid.kept, BlockEnd::AfterTables(last));
+                for (l, _) in after
+                    .iter()
+                    .zip(after_kept.iter().map(|k| k.stray).chain(std::iter::repeat(false)))
+                    .filter(|(_, s)| !s)
+                {
                     self.feed_footer(l);
                     self.note_context(l);
                 }
@@ -500,7 +507,7 @@ impl<'d> Scanner<'d> {
 
     fn start(&mut self, line: Line, candidates: Vec<&'d Definition>, at: usize) {
         let banner_is_row = candidates.iter().any(|d| d.block.as_ref().is_some_and(|b| b.banner_is_row));
-        let grid = candidates.iter().copied().find_map(Grid::of);
+        let mut grid = candidates.iter().copied().find_map(Grid::of);
         // What is before the banner on its line is the block's prefix (see `super::prefix`); a
         // Markdown list marker before a table's title is the title's own (`- ℹ ... Statistics`).
         let before = &line.text[..at];
@@ -516,6 +523,17 @@ impl<'d> Scanner<'d> {
         if banner_is_row || grid.is_some() {
             body.push(Line { number: line.number, text: line.text[at..].to_string(), truncated: line.truncated });
             seen.push(self.known.see(&line.text[at..]));
+        }
+        if let Some(grid) = grid.as_mut() {
+            // The title's width without its prefix: the prefix ends with the space after its last
+            // character (the spaces after that one centre the title).
+            let lead = before.trim_end();
+            let own = if lead.is_empty() {
+                &line.text[..]
+            } else {
+                line.text[lead.len()..].strip_prefix(' ').unwrap_or(&line.text[lead.len()..])
+            };
+            grid.kept.push(wrap::Kept::new(&line.text, own, false));
         }
         let number = line.number;
         let candidates: Vec<&'d Definition> = if grid.is_some() {
@@ -546,15 +564,20 @@ impl<'d> Scanner<'d> {
             // (Table rows are read again at the end.) A table has no banner: it is a run only on
             // the evidence of its own rows.
             Mode::Markdown(open) => self.finish_markdown(open, end),
-            Mode::Grid(open, _) => self.finish_grid(open, end),
+            Mode::Grid(open, grid) => self.finish_grid(open, &grid.kept, end),
         }
     }
 
     /// A table block: its cells become rows, in one run or (one run per table row) several.
-    fn finish_grid(&mut self, mut open: Open<'d>, end: BlockEnd) {
+    /// `kept`: what was known of each line of the body when it was kept.
+    fn finish_grid(&mut self, mut open: Open<'d>, kept: &[wrap::Kept], end: BlockEnd) {
         self.release();
+        // Lines a terminal hard-wrapped are joined again first.
+        let specs = || open.candidates.iter().filter_map(|d| d.block.as_ref()?.table.as_ref().map(|t| (*d, t)));
+        let ruled = specs().any(|(_, t)| t.cells == crate::definition::CellStyle::Ruled);
+        let is_title = |t: &str| specs().any(|(d, spec)| table::is_title(d, spec, t));
+        let (lines, wrap_note) = wrap::unwrap(std::mem::take(&mut open.body), kept, ruled, is_title);
         // Of the table formats whose banner matched, the one that knows the most of its rows.
-        let lines = std::mem::take(&mut open.body);
         let mut best: Option<(&'d Definition, Vec<table::Body>, usize)> = None;
         for d in open.candidates.iter().copied() {
             let Some(spec) = d.block.as_ref().and_then(|b| b.table.as_ref()) else { continue };
@@ -578,7 +601,7 @@ impl<'d> Scanner<'d> {
             };
             let one = Open {
                 body: b.lines,
-                notes: b.notes,
+                notes: b.notes.into_iter().chain(wrap_note.clone()).collect(),
                 last_row_line,
                 context: open.context.clone(),
                 banner: open.banner.clone(),

@@ -59,15 +59,15 @@ pub(super) fn is_table_line(def: &Definition, spec: &TableSpec, trimmed: &str) -
 }
 
 /// Characters that close a ruled table line on the right: a border or a corner.
-const RIGHT_EDGE: &[char] =
+pub(super) const RIGHT_EDGE: &[char] =
     &['|', '│', '┃', '║', '┓', '┐', '┩', '┤', '┫', '┨', '┘', '┛', '╗', '╝', '╢', '╣', '╡', '╕', '╛', '╮', '╯', '+'];
 
-/// Whether a line of a ruled table was cut short by a hard wrap: it opens with a border or a
-/// corner and does not close with one (every line of a ruled table, rule or row, does). A table
-/// whose lines are not closed on the right (`bars`, `csv`, `aligned`) is never taken as wrapped.
-pub(super) fn is_cut_short(spec: &TableSpec, trimmed: &str) -> bool {
-    let opens = trimmed.starts_with(BARS) || trimmed.starts_with(|c| ('\u{250C}'..='\u{257F}').contains(&c));
-    spec.cells == CellStyle::Ruled && opens && !trimmed.ends_with(RIGHT_EDGE)
+/// Whether a trimmed line opens as a ruled table's lines do: with a border or a box-drawing
+/// character (a corner, a rule), or as an ASCII rule (`+----+`, a tabulate grid's).
+pub(super) fn opens_ruled(trimmed: &str) -> bool {
+    trimmed.starts_with(BARS)
+        || trimmed.starts_with(|c| ('\u{2500}'..='\u{257F}').contains(&c))
+        || trimmed.starts_with('+') && is_rule(trimmed)
 }
 
 /// The rows of a table block: one body for `rows = "metrics"`, one body per run key for
@@ -187,7 +187,7 @@ fn respan(cells: &[Cell], sub: &[Cell], width: usize) -> Option<Vec<Cell>> {
 
 /// A title line above a table: the banner or a section header, never a line of cells (a CSV
 /// export's banner is its header line).
-fn is_title(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
+pub(super) fn is_title(def: &Definition, spec: &TableSpec, trimmed: &str) -> bool {
     let block = def.block.as_ref().expect("a table definition has a block");
     let cells = match spec.cells {
         CellStyle::Csv => trimmed.contains(','),

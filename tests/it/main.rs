@@ -53,5 +53,6 @@ mod summary_fold;
 mod sweep;
 mod table_header_properties;
 mod table_structure;
+mod table_wrap;
 mod units;
 mod validation;

@@ -493,8 +493,8 @@ fn the_history_view_draws_each_stored_figure_and_the_newest_runs_baseline() {
 }
 
 fn history_in(dir: &Path, store: &str) {
-    use bench_normalize::store::history::{self, By};
     use bench_normalize::compare::Fig;
+    use bench_normalize::store::history::{self, By};
     // Four commits of one configuration, the last 20% slower; and a faster one under another label.
     let factors = [("c1", 1.0), ("c2", 1.01), ("c3", 0.99), ("c4", 1.2)];
     for (commit, f) in factors {

@@ -26,6 +26,7 @@ use crate::input::Line;
 use crate::lex::split_row_key;
 use crate::report::Note;
 
+mod cut_header;
 mod markup;
 mod template;
 
@@ -45,12 +46,16 @@ pub(super) struct Repair {
     notes: Vec<Note>,
     /// An HTML table row (`<tr>`) whose cells are on several lines: the cells so far.
     cells: Option<(Line, Vec<String>)>,
+    /// Outside a block, the pieces so far of a ruled table line cut before its closing border (a
+    /// header a terminal hard-wrapped): the next line may be its rest.
+    /// (`true`: the pieces so far are a header.)
+    cut: Option<(Vec<Line>, bool)>,
 }
 
 impl Repair {
     /// Whether the next line must be read whatever it holds (a table row's cells go on).
     pub(super) fn wants(&self) -> bool {
-        self.cells.is_some() || self.pending.is_some()
+        self.cells.is_some() || self.pending.is_some() || self.cut.is_some()
     }
 }
 
@@ -107,6 +112,9 @@ impl<'d> Scanner<'d> {
         }
         if let Some((p, seen)) = self.repair.pending.take() {
             self.push_held(p, seen);
+        }
+        for p in self.flush_cut_header() {
+            self.push_line(p);
         }
     }
 
@@ -293,12 +301,14 @@ impl<'d> Scanner<'d> {
             if let Some((p, seen)) = self.repair.pending.take() {
                 self.push_held(p, seen);
             }
-            let opened = self.open.is_none();
-            self.push_line(line);
-            if opened && self.open.is_some() {
-                self.repair.width = None;
+            for line in self.join_cut_header(line) {
+                let opened = self.open.is_none();
+                self.push_line(line);
+                if opened && self.open.is_some() {
+                    self.repair.width = None;
+                }
+                self.attach_notes();
             }
-            self.attach_notes();
             return;
         }
         // The banner's own rest (a rule of its fill character) right after it: the banner was
