@@ -23,10 +23,22 @@ const MIN_WIDTH: usize = 40;
 /// Longest text before the table on a cut header's line taken as a prefix.
 const MAX_PREFIX: usize = 256;
 
-/// Where the table starts on a line that opens with a border (after a prefix), when it does.
+/// Where the table starts on a line that opens with a border (after a prefix), when it does: the
+/// first `|` or box-drawing character (U+2500 to U+257F, `E2 94 xx` or `E2 95 xx` in UTF-8, which
+/// holds the other borders `│┃║`), within [`MAX_PREFIX`] bytes. A byte search: this is asked of
+/// every line of 40 characters or more that the scanner is given.
 fn table_at(text: &str) -> Option<usize> {
-    let at = text.find(|c: char| opens_ruled(c.encode_utf8(&mut [0; 4])))?;
-    (at <= MAX_PREFIX).then_some(at)
+    let b = text.as_bytes();
+    let end = b.len().min(MAX_PREFIX + 1);
+    let mut i = 0;
+    while let Some(j) = memchr::memchr2(b'|', 0xE2, &b[i..end]) {
+        let k = i + j;
+        if b[k] == b'|' || matches!(b.get(k + 1), Some(0x94 | 0x95)) {
+            return Some(k);
+        }
+        i = k + 1;
+    }
+    None
 }
 
 /// The pieces of a cut line joined: each rest without the first piece's prefix, where it carries
@@ -56,6 +68,7 @@ impl<'d> Scanner<'d> {
     pub(in crate::detect::scan) fn join_cut_header(&mut self, line: Line) -> Vec<Line> {
         let Some((mut pieces, header)) = self.repair.cut.take() else {
             if matches!(self.open, None | Some(Mode::Grid(..)))
+                && line.text.len() >= MIN_WIDTH
                 && line.text.chars().count() >= MIN_WIDTH
                 && table_at(&line.text).is_some()
                 && self.banner_hits(&line.text).is_none()
@@ -118,5 +131,30 @@ impl<'d> Scanner<'d> {
             "the table's lines were hard-wrapped at a fixed width: its header joined to its rest".into(),
             line,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition `table_at` implements by bytes: the first character a ruled line opens with.
+    fn reference(text: &str) -> Option<usize> {
+        let at = text.find(|c: char| opens_ruled(c.encode_utf8(&mut [0; 4])))?;
+        (at <= MAX_PREFIX).then_some(at)
+    }
+
+    proptest! {
+        #[test]
+        fn table_at_is_the_first_border(
+            text in proptest::collection::vec(
+                prop_oneof![Just('|'), Just('│'), Just('┃'), Just('║'), Just('━'), Just('╿'), Just('┼'),
+                    Just('+'), Just('-'), Just('é'), Just('→'), Just('€'), Just('ⓐ'), Just(' '), Just('a')],
+                0..300,
+            ).prop_map(|v| v.into_iter().collect::<String>())
+        ) {
+            prop_assert_eq!(table_at(&text), reference(&text), "{:?}", text);
+        }
     }
 }
