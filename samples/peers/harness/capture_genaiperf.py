@@ -8,7 +8,6 @@ to '/opt/' (same length, so console alignment is unchanged).
 import argparse
 import glob
 import json
-import math
 import os
 import shlex
 import shutil
@@ -17,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from emulated import SCENARIOS, neutral, pip_version, summarize, wait_ready
+from emulated import SCENARIOS, neutral, pip_version, scenario_truth, summarize, wait_ready
 
 G = "/tmp/genai"
 TOK = f"{G}/tokenizer"
@@ -121,7 +120,6 @@ def main():
     assert n_warm >= 0, (len(gen), sc["num_prompts"])
     warm, main_recs = gen[:n_warm], gen[n_warm:]
     m = summarize(main_recs)
-    n_dec_chunks = math.ceil((sc["output_len"] - 1) / sc["k"])
     pa_path = f"{G}/venv/bin/perf_analyzer"
     pa_ver = subprocess.run([pa_path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=dict(os.environ, **client_env)).stdout.strip()
@@ -140,22 +138,7 @@ def main():
         "client_returncode": cp.returncode,
         "client_wall_s": round(wall, 2),
         "emulator_command": neutral(shlex.join(ecmd)),
-        "emulator_params": {k: v for k, v in sc.items() if k != "desc"},
-        "true_tpot_ms": sc["tpot_ms"],
-        "true_ttft_ms": round(sc["ttft_ms"] + sc["prefill_ms_per_token"] * m["mean_prompt_tokens"], 3),
-        "true_ttft_note": "server-side prefill as configured: ttft_ms + prefill_ms_per_token * prompt tokens (mean prompt tokens the emulator counted; no server queueing: slots >= concurrency)",
-        "tokens_per_chunk": sc["k"],
-        "first_chunk_tokens": 1,
-        "true_chunk_interval_ms": round(sc["k"] * sc["tpot_ms"], 3),
-        "true_mean_chunk_gap_ms": round((sc["output_len"] - 1) * sc["tpot_ms"] / n_dec_chunks, 3),
-        "true_mean_chunk_gap_note": "(output_len-1)*tpot / number of decode chunks: the last chunk is shorter when k does not divide output_len-1",
-        "true_output_tok_per_s_per_user": round(1000.0 / sc["tpot_ms"], 3),
-        "concurrency": sc["concurrency"],
-        "num_prompts": sc["num_prompts"],
-        "input_len": sc["input_len"],
-        "output_len": sc["output_len"],
-        "expected_true_e2e_ms": round(sc["ttft_ms"] + sc["prefill_ms_per_token"] * sc["input_len"]
-                                      + (sc["output_len"] - 1) * sc["tpot_ms"], 3),
+        **scenario_truth(sc, m),
         "measured_by_emulator": m,
         "measured_by_emulator_note": (
             f"server-side timestamps of the {sc['num_prompts']} generation requests "

@@ -3,6 +3,7 @@ its request log that becomes a sample's truth file (`measured_by_emulator`).
 
 Imported by capture_evalscope.py and capture_genaiperf.py (run from this folder).
 """
+import math
 import statistics
 import subprocess
 import time
@@ -69,4 +70,28 @@ def summarize(recs):
         "max_tokens_requested": sorted({r.get("max_tokens") for r in ok}),
         "span_first_arrival_to_last_chunk_s": (
             max(r["arrival_unix"] + r["e2e_ms"] / 1000 for r in ok) - min(r["arrival_unix"] for r in ok)),
+    }
+
+
+def scenario_truth(sc, m):
+    """The truth a scenario sets (the emulator's parameters and the figures they imply), given
+    the emulator's summary `m` of the run's requests: the `true_*` keys of a truth file."""
+    n_dec_chunks = math.ceil((sc["output_len"] - 1) / sc["k"])
+    return {
+        "emulator_params": {k: v for k, v in sc.items() if k != "desc"},
+        "true_tpot_ms": sc["tpot_ms"],
+        "true_ttft_ms": round(sc["ttft_ms"] + sc["prefill_ms_per_token"] * m["mean_prompt_tokens"], 3),
+        "true_ttft_note": "server-side prefill as configured: ttft_ms + prefill_ms_per_token * prompt tokens (mean prompt tokens the emulator counted; no server queueing: slots >= concurrency)",
+        "tokens_per_chunk": sc["k"],
+        "first_chunk_tokens": 1,
+        "true_chunk_interval_ms": round(sc["k"] * sc["tpot_ms"], 3),
+        "true_mean_chunk_gap_ms": round((sc["output_len"] - 1) * sc["tpot_ms"] / n_dec_chunks, 3),
+        "true_mean_chunk_gap_note": "(output_len-1)*tpot / number of decode chunks: the last chunk is shorter when k does not divide output_len-1",
+        "true_output_tok_per_s_per_user": round(1000.0 / sc["tpot_ms"], 3),
+        "concurrency": sc["concurrency"],
+        "num_prompts": sc["num_prompts"],
+        "input_len": sc["input_len"],
+        "output_len": sc["output_len"],
+        "expected_true_e2e_ms": round(sc["ttft_ms"] + sc["prefill_ms_per_token"] * sc["input_len"]
+                                      + (sc["output_len"] - 1) * sc["tpot_ms"], 3),
     }
