@@ -93,7 +93,7 @@ pub(super) fn unwrap(
         spans.push((i, end));
         i = end;
     }
-    let text_of = |(from, to): (usize, usize)| -> String { lines[from..to].iter().map(|l| l.text.as_str()).collect() };
+    let text_of = |(from, to): (usize, usize)| joined(&lines, from, to);
     // Each span's width, when it is a table line.
     let table_width = |s: (usize, usize)| {
         let text = text_of(s);
@@ -238,6 +238,7 @@ fn rest_of(
     (j > i + 1 && text.trim_end().ends_with(RIGHT_EDGE)).then_some(j)
 }
 
+/// The text of lines `from..to` joined (a cut line and its rest).
 fn joined(lines: &[Line], from: usize, to: usize) -> String {
     lines[from..to].iter().map(|l| l.text.as_str()).collect()
 }

@@ -53,6 +53,23 @@ pub fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, Error> {
     Ok(runs)
 }
 
+/// The console logs of Rich tables with a title and a column header (AIPerf's `Metric`,
+/// genai-perf's `Statistic`), captured and published: the samples the table-structure tests edit
+/// and wrap.
+pub const RICH_TABLE_CONSOLES: &[&str] = &[
+    "peers/aiperf-s2.stdout.txt",
+    "peers/genaiperf-s1.stdout.txt",
+    "peers/genaiperf-s2.stdout.txt",
+    "peers/genaiperf-chat-s2.stdout.txt",
+    "public/009-aiperf.txt",
+    "public/010-aiperf.txt",
+    "public/101-genai-perf.txt",
+    "public/104-genai-perf.txt",
+    "public/106-genai-perf.txt",
+    "public/111-aiperf.txt",
+    "public/112-genai-perf.txt",
+];
+
 pub fn samples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }

@@ -29,22 +29,7 @@ fn figures(text: &str) -> Vec<serde_json::Value> {
 /// The console samples whose tables carry a title this test may edit: AIPerf's (`Metric` header)
 /// and genai-perf's (`Statistic` header), captured and published.
 fn titled_tables() -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = [
-        "peers/aiperf-s2.stdout.txt",
-        "peers/genaiperf-s1.stdout.txt",
-        "peers/genaiperf-s2.stdout.txt",
-        "peers/genaiperf-chat-s2.stdout.txt",
-        "public/009-aiperf.txt",
-        "public/010-aiperf.txt",
-        "public/101-genai-perf.txt",
-        "public/104-genai-perf.txt",
-        "public/106-genai-perf.txt",
-        "public/111-aiperf.txt",
-        "public/112-genai-perf.txt",
-    ]
-    .iter()
-    .map(|p| (p.to_string(), sample(p)))
-    .collect();
+    let mut v: Vec<(String, String)> = common::RICH_TABLE_CONSOLES.iter().map(|p| (p.to_string(), sample(p))).collect();
     v.sort();
     v
 }
