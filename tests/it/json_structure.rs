@@ -192,7 +192,7 @@ fn folded(text: &str, width: usize) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// Comments added to annotate a paste are read as blanks: the run is the file's.
     #[test]
