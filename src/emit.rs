@@ -6,6 +6,7 @@ use crate::vocabulary::Key;
 
 mod csv;
 mod dstack;
+mod emitter;
 mod entries;
 mod explain;
 mod json;
@@ -14,6 +15,7 @@ mod table;
 
 pub use csv::{CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CSV_OBJECTIVE_COLUMNS, CsvWriter, csv_text};
 pub use dstack::{TPOT_SOURCE_AGREEMENT, Unwritable, dstack, dstack_e2e_metrics, tpot_trio};
+pub use emitter::{Emitter, Notice, Render, unfit_to_store};
 pub use entries::{dstack_document, entry as dstack_entry};
 pub use explain::explain;
 pub use json::{JsonReport, write_json, write_jsonl};
@@ -53,6 +55,40 @@ pub enum OutputFormat {
 }
 
 impl OutputFormat {
+    /// Every format, in the order the command line lists them.
+    pub const ALL: [OutputFormat; 9] = [
+        OutputFormat::Json,
+        OutputFormat::Jsonl,
+        OutputFormat::Table,
+        OutputFormat::Csv,
+        OutputFormat::Dstack,
+        OutputFormat::DstackE2e,
+        OutputFormat::LlmdBr,
+        OutputFormat::SglangSkill,
+        OutputFormat::Explain,
+    ];
+
+    /// The format's name on the command line (`--format`), in the Python module and the MCP
+    /// server.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Json => "json",
+            OutputFormat::Jsonl => "jsonl",
+            OutputFormat::Table => "table",
+            OutputFormat::Csv => "csv",
+            OutputFormat::Dstack => "dstack",
+            OutputFormat::DstackE2e => "dstack-e2e",
+            OutputFormat::LlmdBr => "llmd-br",
+            OutputFormat::SglangSkill => "sglang-skill",
+            OutputFormat::Explain => "explain",
+        }
+    }
+
+    /// The format of a name ([`OutputFormat::name`]).
+    pub fn from_name(name: &str) -> Option<OutputFormat> {
+        OutputFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// Formats that print each run as soon as it is complete.
     pub fn streams(self) -> bool {
         matches!(
@@ -80,4 +116,27 @@ fn failed_ids(run: &Run) -> Vec<&str> {
         .filter(|c| c.status == Status::Fail && c.severity != Severity::Info)
         .map(|c| c.id.as_str())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OutputFormat;
+
+    /// One list of names: the command line's (clap's, from the variant names) are the same, so
+    /// that the Python module and `schema --format` accept what `--format` accepts.
+    #[cfg(feature = "cli")]
+    #[test]
+    fn names_are_the_command_lines() {
+        use clap::ValueEnum;
+        for f in OutputFormat::ALL {
+            assert_eq!(OutputFormat::from_name(f.name()), Some(f));
+            match f.to_possible_value() {
+                Some(v) => assert_eq!(v.get_name(), f.name()),
+                // `--explain`, not `--format explain`.
+                None => assert_eq!(f, OutputFormat::Explain),
+            }
+        }
+        assert_eq!(OutputFormat::value_variants().len() + 1, OutputFormat::ALL.len());
+        assert_eq!(OutputFormat::from_name("JSON"), None);
+    }
 }

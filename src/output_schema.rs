@@ -32,7 +32,7 @@ pub fn schema(format: OutputFormat, strict: bool) -> Result<Value, String> {
                 .into());
         }
         OutputFormat::Csv | OutputFormat::Table | OutputFormat::Explain => {
-            return Err(format!("{} is not JSON: it has no JSON Schema", format_name(format)));
+            return Err(format!("{} is not JSON: it has no JSON Schema", format.name()));
         }
     };
     if !strict {
@@ -47,21 +47,6 @@ pub fn schema(format: OutputFormat, strict: bool) -> Result<Value, String> {
         _ => loose,
     };
     strictify(&root)
-}
-
-/// The formats `schema --format` takes, by their command-line names.
-pub fn format_name(format: OutputFormat) -> &'static str {
-    match format {
-        OutputFormat::Json => "json",
-        OutputFormat::Jsonl => "jsonl",
-        OutputFormat::Table => "table",
-        OutputFormat::Csv => "csv",
-        OutputFormat::Dstack => "dstack",
-        OutputFormat::DstackE2e => "dstack-e2e",
-        OutputFormat::LlmdBr => "llmd-br",
-        OutputFormat::SglangSkill => "sglang-skill",
-        OutputFormat::Explain => "explain",
-    }
 }
 
 /// One JSON Lines line: a run, with the report's definitions.

@@ -91,7 +91,7 @@ pub(crate) trait Out {
 
 /// An output's rendering of a run (see [`Out::render`]); `None` when it cannot render it, and the
 /// run then goes to [`Out::run`] (which reports why).
-pub(crate) type Render = fn(&Run) -> Option<Vec<u8>>;
+pub(crate) use crate::emit::Render;
 
 /// A library caller's [`Sink`], which renders nothing.
 pub(crate) struct Plain<'s>(pub(crate) &'s mut dyn Sink);

@@ -7,7 +7,7 @@ use crate::cli::args::{Common, ErrorFormat};
 use crate::cli::diagnostics::{
     color_on, is_broken_pipe, report_checks, report_error, report_objective, report_warning,
 };
-use crate::emit::{self, OutputFormat};
+use crate::emit::{Emitter, Notice, OutputFormat};
 use crate::objectives::Objectives;
 use crate::pipeline::{Out, Render};
 use crate::report::Verdict;
@@ -42,18 +42,16 @@ impl Out for Collected {
     }
 }
 
-/// Collects runs for one JSON document, or prints each as it completes (JSONL).
+/// The report on stdout through the format's [`Emitter`], with what the command line adds: each
+/// run's verdict said on stderr and turned into the exit code, `--slo`, and flushing for whoever
+/// watches.
 pub(crate) struct Output<W: Write> {
     out: W,
-    format: OutputFormat,
-    runs: Vec<Run>,
+    emitter: Emitter,
     rejected: bool,
     error_format: ErrorFormat,
     pub(crate) worst: ExitCode,
     strict: bool,
-    csv: emit::CsvWriter,
-    /// The JSON document, written a run at a time.
-    json: emit::JsonReport,
     to_terminal: bool,
     /// The input being read streams ([`Reading`]).
     input_streams: bool,
@@ -73,14 +71,11 @@ impl<W: Write> Output<W> {
     pub(crate) fn new(out: W, format: OutputFormat, c: &Common, to_terminal: bool) -> Output<W> {
         Output {
             out,
-            format,
-            runs: Vec::new(),
+            emitter: Emitter::new(format, to_terminal, color_on(to_terminal)),
             rejected: false,
             error_format: c.error_format,
             worst: ExitCode::Ok,
             strict: c.strict,
-            csv: emit::CsvWriter::new(),
-            json: emit::JsonReport::new(to_terminal),
             to_terminal,
             input_streams: false,
             objectives: c.slo.clone(),
@@ -129,7 +124,7 @@ impl<W: Write> Output<W> {
     /// a terminal, so that it keeps pace with stderr) or waiting (the input streams, `tail -f
     /// log |`). A file read whole goes out a buffer at a time.
     fn written(&mut self, written: io::Result<()>) -> Result<(), Error> {
-        let flush = self.format.streams() && (self.input_streams || self.to_terminal);
+        let flush = self.emitter.format().streams() && (self.input_streams || self.to_terminal);
         written
             .and_then(|_| if flush { self.out.flush() } else { Ok(()) })
             .map_err(|source| Error::Write { output: "stdout".into(), source })
@@ -148,16 +143,14 @@ impl<W: Write> Output<W> {
         report_checks(self.error_format, run, self.strict);
     }
 
-    /// Whether a run goes into a format a consumer stores ([`unfit_to_store`]); a run held back
-    /// for its client's failure is said so (a rejected one is said already).
-    fn fit_to_store(&self, run: &Run, format: &str) -> bool {
-        match unfit_to_store(run) {
-            None => true,
-            Some(why) => {
-                if run.verdict == Verdict::Accepted {
-                    report_warning(self.error_format, run, &format!("{format}: not written: {why}"));
-                }
-                false
+    /// What the emitter says about a run: a warning, or an error (exit 5) for a run the format
+    /// cannot hold.
+    fn say(error_format: ErrorFormat, worst: &mut ExitCode) -> impl FnMut(&Run, Notice) + '_ {
+        move |run, notice| match notice {
+            Notice::Warning(message) => report_warning(error_format, run, &message),
+            Notice::Error(e) => {
+                report_error(error_format, &e);
+                *worst = (*worst).max(e.exit_code());
             }
         }
     }
@@ -165,55 +158,7 @@ impl<W: Write> Output<W> {
     /// Write what the format collects until the end (table, dstack objects), or the end of the
     /// JSON document.
     pub(crate) fn finish(&mut self) -> io::Result<()> {
-        if self.format == OutputFormat::Json {
-            self.json.finish(&mut self.out)?;
-        }
-        let runs = std::mem::take(&mut self.runs);
-        if !runs.is_empty() {
-            match self.format {
-                OutputFormat::Table => self.out.write_all(emit::table(&runs, color_on(self.to_terminal)).as_bytes())?,
-                OutputFormat::Dstack => {
-                    let mut all = Vec::new();
-                    // A rejected run (said on stderr, exit 1) is not written: what dstack stores
-                    // must be figures that passed every rule.
-                    let fit: Vec<&Run> = runs.iter().filter(|r| self.fit_to_store(r, "dstack")).collect();
-                    for run in fit {
-                        match emit::dstack(run) {
-                            Ok(v) => all.push((run, v)),
-                            Err(u) => {
-                                let e = unwritable(run, "dstack's benchmark metrics", &u);
-                                report_error(self.error_format, &e);
-                                self.worst = self.worst.max(e.exit_code());
-                            }
-                        }
-                    }
-                    if let Some(value) = emit::dstack_document(runs.len(), all) {
-                        serde_json::to_writer_pretty(&mut self.out, &value)?;
-                        self.out.write_all(b"\n")?;
-                    }
-                }
-                OutputFormat::DstackE2e => {
-                    let mut all = Vec::new();
-                    for run in runs.iter().filter(|r| self.fit_to_store(r, "dstack-e2e")) {
-                        let (metrics, warnings) = emit::dstack_e2e_metrics(run);
-                        for w in warnings {
-                            report_warning(self.error_format, run, &format!("dstack-e2e: {w}"));
-                        }
-                        all.push((run, metrics));
-                    }
-                    if let Some(value) = emit::dstack_document(runs.len(), all) {
-                        serde_json::to_writer_pretty(&mut self.out, &value)?;
-                        self.out.write_all(b"\n")?;
-                    }
-                }
-                OutputFormat::Json
-                | OutputFormat::Jsonl
-                | OutputFormat::Csv
-                | OutputFormat::LlmdBr
-                | OutputFormat::SglangSkill
-                | OutputFormat::Explain => {}
-            }
-        }
+        self.emitter.finish(&mut self.out, &mut Self::say(self.error_format, &mut self.worst))?;
         self.out.flush()
     }
 }
@@ -222,40 +167,7 @@ impl<W: Write> Out for Output<W> {
     fn run(&mut self, mut run: Run) -> Result<(), Error> {
         self.note_verdict(&run);
         self.judge(&mut run);
-        let written = match self.format {
-            OutputFormat::Table | OutputFormat::Dstack | OutputFormat::DstackE2e => {
-                self.runs.push(run);
-                Ok(())
-            }
-            OutputFormat::Json => self.json.run(&mut self.out, &run),
-            OutputFormat::Jsonl => emit::write_jsonl(&mut self.out, &run),
-            OutputFormat::Csv => self.csv.write(&mut self.out, &run),
-            OutputFormat::Explain => self.out.write_all(emit::explain(&run).as_bytes()),
-            // What llm-d stores must pass every rule: a rejected or unusable run is said so (its
-            // own diagnostic names why), not written.
-            OutputFormat::LlmdBr if unfit_to_store(&run).is_some() => {
-                let why = unfit_to_store(&run).unwrap_or_default();
-                report_warning(self.error_format, &run, &format!("llmd-br: not written: {why}"));
-                Ok(())
-            }
-            // A report with no figure is not written either (exit 5, as a run a format cannot hold).
-            OutputFormat::LlmdBr => match crate::llmd::unwritable(&run) {
-                None => crate::llmd::write_line(&mut self.out, &run),
-                Some(why) => {
-                    let u = emit::Unwritable {
-                        problems: vec![why],
-                        how: "give bench-normalize the client's whole output or its result file".into(),
-                    };
-                    let e = unwritable(&run, "an llm-d Benchmark Report", &u);
-                    report_error(self.error_format, &e);
-                    self.worst = self.worst.max(e.exit_code());
-                    Ok(())
-                }
-            },
-            OutputFormat::SglangSkill => serde_json::to_writer(&mut self.out, &emit::sglang_skill_row(&run))
-                .map_err(std::io::Error::from)
-                .and_then(|_| self.out.write_all(b"\n")),
-        };
+        let written = self.emitter.run(&mut self.out, run, &mut Self::say(self.error_format, &mut self.worst));
         self.written(written)
     }
 
@@ -271,56 +183,12 @@ impl<W: Write> Out for Output<W> {
         if self.objectives.is_some() {
             return None;
         }
-        // A compact JSON document's runs are its JSON Lines lines, joined.
-        (self.format == OutputFormat::Jsonl || self.format == OutputFormat::Json && !self.to_terminal)
-            .then_some(render_jsonl)
+        self.emitter.render()
     }
 
     fn rendered(&mut self, run: Run, bytes: Vec<u8>) -> Result<(), Error> {
         self.note_verdict(&run);
-        let written = match self.format {
-            OutputFormat::Json => self.json.compact(&mut self.out, &bytes),
-            _ => self.out.write_all(&bytes),
-        };
+        let written = self.emitter.rendered(&mut self.out, &bytes);
         self.written(written)
-    }
-}
-
-/// The one rule of every format a consumer stores (dstack, dstack-e2e, llmd-br): no object
-/// unless the run is fit to store: accepted by every rule, and, in `run` mode, measured by a
-/// client that finished (exit status 0, no signal). Why not, otherwise.
-pub(crate) fn unfit_to_store(run: &Run) -> Option<String> {
-    if run.verdict != Verdict::Accepted {
-        return Some(format!("the run is {}", run.verdict.as_str()));
-    }
-    let client = run.source.run.as_ref()?;
-    match (client.exit_code, client.signal) {
-        (Some(0), None) => None,
-        (Some(c), _) => Some(format!("the client failed (exit status {c}): its run did not finish as asked")),
-        (None, Some(s)) => Some(format!("the client was ended by signal {s}: its run did not finish as asked")),
-        (None, None) => Some("the client failed".into()),
-    }
-}
-
-/// A run as its JSON Lines line (what [`emit::write_jsonl`] writes).
-pub(crate) fn render_jsonl(run: &Run) -> Option<Vec<u8>> {
-    let mut line = Vec::with_capacity(8 * 1024);
-    emit::write_jsonl(&mut line, run).ok()?;
-    Some(line)
-}
-
-/// The error for a run that an output format cannot hold.
-pub(crate) fn unwritable(run: &Run, format: &str, u: &emit::Unwritable) -> Error {
-    let at = match run.source.first_line {
-        Some(l) => format!("{}:{l}", run.source.input),
-        None => run.source.input.clone(),
-    };
-    Error::Unwritable {
-        at,
-        input: run.source.input.clone(),
-        line: run.source.first_line,
-        run: run.source.block,
-        format: format.to_string(),
-        message: u.message(),
     }
 }

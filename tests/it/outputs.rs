@@ -5,6 +5,7 @@ use crate::common;
 
 use std::process::{Command, Output};
 
+use bench_normalize::emit::{Emitter, Notice, OutputFormat};
 use serde_json::{Value, json};
 
 fn bin() -> Command {
@@ -219,9 +220,30 @@ fn dstack_writes_no_object_for_a_rejected_run() {
     let path = std::env::temp_dir().join(format!("bn-rejected-{}.txt", std::process::id()));
     std::fs::write(&path, forged).unwrap();
     let rejected = path.to_str().unwrap();
-    let o = run(&["-f", "dstack", rejected]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(o.stdout.is_empty());
+    // One rule for every format a consumer stores: nothing written, and said so.
+    for format in ["dstack", "dstack-e2e", "llmd-br"] {
+        let o = run(&["-f", format, rejected]);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stdout.is_empty(), "{format}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("{format}: not written: the run is rejected")), "{format}: {err}");
+    }
+    // The library's emitter (the Python module writes through it) holds the same rule.
+    let runs = common::normalize_file(&path).unwrap();
+    assert_eq!(runs.len(), 1);
+    for format in [OutputFormat::Dstack, OutputFormat::DstackE2e, OutputFormat::LlmdBr] {
+        let mut out = Vec::new();
+        let mut said = Vec::new();
+        let mut emitter = Emitter::new(format, false, false);
+        let mut say = |_: &bench_normalize::Run, n: Notice| said.push(n);
+        emitter.run(&mut out, runs[0].clone(), &mut say).unwrap();
+        emitter.finish(&mut out, &mut say).unwrap();
+        assert!(out.is_empty(), "{format:?}");
+        assert!(
+            matches!(said.as_slice(), [Notice::Warning(m)] if m.ends_with("not written: the run is rejected")),
+            "{format:?}: {said:?}"
+        );
+    }
     // Several runs: an entry for each of those that can be written, saying which run it is; the
     // others said on stderr.
     let o = run(&["-f", "dstack", &sample("captured/vllm-s4.stdout.txt"), rejected]);

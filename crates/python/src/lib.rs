@@ -10,7 +10,6 @@ use std::path::Path;
 
 use bench_normalize::compare::{self, KeyField};
 use bench_normalize::emit;
-use bench_normalize::report::Verdict;
 use bench_normalize::{Collect, Error, ExitCode, Options, Report, Run};
 use pyo3::prelude::*;
 use serde_json::json;
@@ -69,7 +68,7 @@ fn render(answer_of: impl FnOnce() -> (Result<usize, Error>, Collect), format: &
             if let Err(e) = other {
                 notes.push(diagnostic(&e));
             }
-            match write_runs(&sink.runs, format) {
+            match write_runs(sink.runs, format) {
                 Ok((text, more)) => {
                     notes.extend(more);
                     (Some(text), notes, None)
@@ -159,92 +158,40 @@ fn to_format(py: Python<'_>, runs_json: String, format: String) -> Answer {
 }
 
 fn write_format(runs_json: &str, format: &str) -> Result<(String, Vec<String>), String> {
-    write_runs(&runs_of(runs_json)?, format)
+    write_runs(runs_of(runs_json)?, format)
 }
 
-fn write_runs(runs: &[Run], format: &str) -> Result<(String, Vec<String>), String> {
+fn write_runs(runs: Vec<Run>, format: &str) -> Result<(String, Vec<String>), String> {
+    // The command line's formats, but `sglang-skill` (whose SLA keys come from `--slo`).
+    let Some(format) = emit::OutputFormat::from_name(format).filter(|f| *f != emit::OutputFormat::SglangSkill) else {
+        return Err(usage(&format!(
+            "format {format:?}: one of json, jsonl, csv, table, dstack, dstack-e2e, llmd-br, explain"
+        )));
+    };
     let mut out: Vec<u8> = Vec::new();
     let mut notes = Vec::new();
-    let io = |e: std::io::Error| usage(&format!("cannot write: {e}"));
-    let warn = |run: &Run, message: String| {
-        json!({
-            "code": "warning", "message": message, "input": run.source.input, "line": run.source.first_line,
-            "column": null, "run": run.source.block, "exit_code": 0,
-        })
-        .to_string()
+    // The first run a format cannot hold fails the call (the command line goes on, exit 5).
+    let mut failed: Option<String> = None;
+    let mut say = |run: &Run, notice: emit::Notice| match notice {
+        emit::Notice::Warning(message) => notes.push(
+            json!({
+                "code": "warning", "message": message, "input": run.source.input, "line": run.source.first_line,
+                "column": null, "run": run.source.block, "exit_code": 0,
+            })
+            .to_string(),
+        ),
+        emit::Notice::Error(e) => {
+            failed.get_or_insert_with(|| diagnostic(&e));
+        }
     };
-    match format {
-        "json" => {
-            let mut doc = emit::JsonReport::new(false);
-            for run in runs {
-                doc.run(&mut out, run).map_err(io)?;
-            }
-            doc.finish(&mut out).map_err(io)?;
-        }
-        "jsonl" => {
-            for run in runs {
-                emit::write_jsonl(&mut out, run).map_err(io)?;
-            }
-        }
-        "csv" => {
-            let mut w = emit::CsvWriter::new();
-            for run in runs {
-                w.write(&mut out, run).map_err(io)?;
-            }
-        }
-        "table" => out.extend_from_slice(emit::table(runs, false).as_bytes()),
-        "explain" => {
-            for run in runs {
-                out.extend_from_slice(emit::explain(run).as_bytes());
-            }
-        }
-        "dstack" | "dstack-e2e" => {
-            let mut all = Vec::new();
-            for run in runs.iter().filter(|r| r.verdict == Verdict::Accepted) {
-                if format == "dstack" {
-                    match emit::dstack(run) {
-                        Ok(v) => all.push((run, v)),
-                        Err(u) => {
-                            let at = run
-                                .source
-                                .first_line
-                                .map_or(run.source.input.clone(), |l| format!("{}:{l}", run.source.input));
-                            let e = Error::Unwritable {
-                                at,
-                                input: run.source.input.clone(),
-                                line: run.source.first_line,
-                                run: run.source.block,
-                                format: "dstack's benchmark metrics".into(),
-                                message: u.message(),
-                            };
-                            return Err(diagnostic(&e));
-                        }
-                    }
-                } else {
-                    let (metrics, warnings) = emit::dstack_e2e_metrics(run);
-                    notes.extend(warnings.into_iter().map(|w| warn(run, format!("dstack-e2e: {w}"))));
-                    all.push((run, metrics));
-                }
-            }
-            if let Some(value) = emit::dstack_document(runs.len(), all) {
-                serde_json::to_writer_pretty(&mut out, &value).map_err(|e| io(e.into()))?;
-                out.push(b'\n');
-            }
-        }
-        "llmd-br" => {
-            for run in runs {
-                if run.verdict == Verdict::Accepted {
-                    bench_normalize::llmd::write_line(&mut out, run).map_err(io)?;
-                } else {
-                    notes.push(warn(run, format!("llmd-br: not written: the run is {}", run.verdict.as_str())));
-                }
-            }
-        }
-        other => {
-            return Err(usage(&format!(
-                "format {other:?}: one of json, jsonl, csv, table, dstack, dstack-e2e, llmd-br, explain"
-            )));
-        }
+    let io = |e: std::io::Error| usage(&format!("cannot write: {e}"));
+    let mut emitter = emit::Emitter::new(format, false, false);
+    for run in runs {
+        emitter.run(&mut out, run, &mut say).map_err(io)?;
+    }
+    emitter.finish(&mut out, &mut say).map_err(io)?;
+    if let Some(d) = failed {
+        return Err(d);
     }
     Ok((String::from_utf8(out).expect("the writers write UTF-8"), notes))
 }
