@@ -16,7 +16,7 @@ use crate::detect::{self, DocKind};
 use crate::input::json::embedded::{Finder, Found, Judge, Judged, strip_line_prefix};
 use crate::input::json::{Doc, DocSeed, Keys, sanitize};
 use crate::pipeline::Config;
-use crate::pipeline::json::{read_repaired, runs_of_doc};
+use crate::pipeline::doc::{read_repaired, runs_of_doc};
 use crate::report::Note;
 use crate::{Run, llmd};
 
@@ -43,7 +43,7 @@ impl<'c, 'a> Records<'c, 'a> {
     }
 
     /// The record as a document; with comments in it, or cut short (`cut`), repaired as a JSON
-    /// input's document would be ([`crate::pipeline::json::read_repaired`]).
+    /// input's document would be ([`crate::pipeline::doc::read_repaired`]).
     fn parse(&self, bytes: &[u8], line: usize, cut: bool) -> Option<Doc<'static>> {
         let mut owned = bytes.to_vec();
         let (_, widened) = sanitize(&mut owned);

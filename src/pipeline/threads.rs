@@ -4,7 +4,9 @@
 use std::io::{BufRead, Read};
 
 use crate::detect::Scanner;
-use crate::pipeline::{Config, Item, Out, run_of_block, scan};
+use crate::pipeline::block::run_of_block;
+use crate::pipeline::scan::{Item, scan};
+use crate::pipeline::{Config, Out};
 use crate::{Error, Run};
 
 /// [`scan`] on this thread, which also hands runs to the sink in order; a second thread extracts,

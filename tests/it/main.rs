@@ -18,6 +18,7 @@ mod compare;
 mod contract;
 mod damaged_properties;
 mod decode;
+mod driver;
 mod dstack_entries;
 mod dstack_properties;
 mod forks;
