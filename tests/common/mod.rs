@@ -43,6 +43,36 @@ pub fn figures_of(run: &Run) -> serde_json::Value {
     })
 }
 
+/// What a per-sample snapshot holds for each check's message (`tests/it/snapshots.rs`): the
+/// messages are in `snapshots/sample-checks.snap`, a line each.
+pub const MESSAGE_ELSEWHERE: &str = "[in sample-checks.snap]";
+
+/// A report as JSON (`{"runs": [...]}`) with each check's message replaced by
+/// [`MESSAGE_ELSEWHERE`]: every key stays, so the snapshot still holds the report's whole shape
+/// (and validates against the schema), while a rule's rewording changes none of these files.
+pub fn without_check_messages(report: &mut serde_json::Value) {
+    // (`get_mut`, not `[]`: indexing would add the keys a diagnostic has not.)
+    for run in report.get_mut("runs").and_then(|r| r.as_array_mut()).into_iter().flatten() {
+        for check in run.get_mut("checks").and_then(|c| c.as_array_mut()).into_iter().flatten() {
+            check["message"] = MESSAGE_ELSEWHERE.into();
+        }
+    }
+}
+
+/// The checks of a report as JSON, a line each: `<sample> #<run>  <id>  <status>  <message>`.
+pub fn check_lines(sample: &str, report: &serde_json::Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, run) in report["runs"].as_array().into_iter().flatten().enumerate() {
+        for c in run["checks"].as_array().into_iter().flatten() {
+            let (id, status, message) =
+                (c["id"].as_str().unwrap(), c["status"].as_str().unwrap(), c["message"].as_str().unwrap());
+            assert!(!message.contains('\n'), "{sample} #{}: {id}: a message of more than one line", i + 1);
+            lines.push(format!("{sample} #{}  {id}  {status}  {message}", i + 1));
+        }
+    }
+    lines
+}
+
 /// Every run of `bytes` read as an input named `name`, with the default options.
 pub fn run_all(bytes: &[u8], name: &str) -> Result<Vec<Run>, Error> {
     let mut runs = Vec::new();

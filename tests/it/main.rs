@@ -45,6 +45,7 @@ mod rendered;
 mod result_files;
 mod retyped_figures;
 mod routes;
+mod rule_messages;
 mod run;
 mod sampling_line;
 mod semantics;
