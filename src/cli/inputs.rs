@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::cli::args::Common;
 use crate::cli::diagnostics::{STDIN_NOTICE, report_error, report_notice, report_run_warning};
 use crate::cli::guard::Guard;
-use crate::cli::output::{Collected, Output, Reading};
+use crate::cli::output::{Collected, Output, Reading, Stdout};
 use crate::cli::tee::{Tee, TeeTarget};
 use crate::cli::{load_definitions, open_diagnostics};
 use crate::emit::OutputFormat;
@@ -60,9 +60,8 @@ pub(crate) fn normalize_inputs(files: Vec<PathBuf>, mut c: Common, reports_only:
         budget: &crate::input::decode::UNBOUNDED,
     };
     let format = output_format(&c);
-    let stdout = io::stdout();
-    let mut out =
-        Output::new(io::BufWriter::with_capacity(256 * 1024, stdout.lock()), format, &c, stdout.is_terminal());
+    let to_terminal = io::stdout().is_terminal();
+    let mut out = Output::new(io::BufWriter::with_capacity(256 * 1024, Stdout::new()), format, &c, to_terminal);
     // The copy's target is opened last, after every other check of the command line and once
     // every input has opened: a file is emptied only when nothing else can refuse the run (a
     // mistyped input name does not cost the previous copy).

@@ -13,6 +13,45 @@ use crate::pipeline::{Out, Render};
 use crate::report::Verdict;
 use crate::{Error, ExitCode, Run};
 
+/// Standard output for the report, written through: `io::Stdout` is line-buffered, and looks for
+/// the last newline of every write it is given, a second pass over the whole report (2.5% of the
+/// scanning thread on a dense log). The report is buffered by the [`Output`]'s `BufWriter`
+/// already. Written through a duplicate of the descriptor; where there is none (stdout closed,
+/// not Unix), through the locked `io::Stdout`.
+pub(crate) enum Stdout {
+    Fd(std::fs::File),
+    Locked(io::StdoutLock<'static>),
+}
+
+impl Stdout {
+    pub(crate) fn new() -> Stdout {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
+                return Stdout::Fd(std::fs::File::from(fd));
+            }
+        }
+        Stdout::Locked(io::stdout().lock())
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stdout::Fd(f) => f.write(buf),
+            Stdout::Locked(l) => l.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stdout::Fd(f) => f.flush(),
+            Stdout::Locked(l) => l.flush(),
+        }
+    }
+}
+
 /// What one input gave, kept to be reported in input order.
 pub(crate) enum Event {
     Run(Box<Run>),
