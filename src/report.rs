@@ -274,8 +274,11 @@ pub struct Truncation {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Format {
     Stdout,
     ResultJson,
@@ -286,14 +289,9 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Stdout => "stdout",
-            Format::ResultJson => "result-json",
-            Format::ResultJsonl => "result-jsonl",
-            Format::ResultCsv => "result-csv",
-            Format::Report => "report",
-        }
+        self.into()
     }
 
     /// Read as lines of text (blocks), not as JSON documents.
@@ -398,19 +396,20 @@ pub enum PercentileMethod {
     NumpyLinear,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ItlPer {
     Chunk,
     Token,
 }
 
 impl ItlPer {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ItlPer::Chunk => "chunk",
-            ItlPer::Token => "token",
-        }
+        self.into()
     }
 }
 
@@ -502,8 +501,11 @@ pub struct DerivedTpot {
     pub approximate: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum TpotMethod {
     /// Exact per-request TPOT from per-request arrays.
     PerRequest,
@@ -519,14 +521,9 @@ pub enum TpotMethod {
 }
 
 impl TpotMethod {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
     pub fn as_str(self) -> &'static str {
-        match self {
-            TpotMethod::PerRequest => "per-request",
-            TpotMethod::E2eTtftTokens => "e2e-ttft-tokens",
-            TpotMethod::E2eMedianTtftTokens => "e2e-median-ttft-tokens",
-            TpotMethod::ToolTpot => "tool-tpot",
-            TpotMethod::Claimed => "claimed",
-        }
+        self.into()
     }
 }
 
@@ -584,8 +581,11 @@ pub enum Status {
     Skipped,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     /// Every error rule passed, and the run has a usable key figure.
     Accepted,
@@ -598,12 +598,9 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Accepted => "accepted",
-            Verdict::Rejected => "rejected",
-            Verdict::Unusable => "unusable",
-        }
+        self.into()
     }
 }
 
@@ -645,8 +642,11 @@ pub struct ObjectiveResult {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum ObjectiveStatus {
     /// The value meets the limit.
     Pass,
@@ -664,14 +664,9 @@ pub enum ObjectiveStatus {
 }
 
 impl ObjectiveStatus {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ObjectiveStatus::Pass => "pass",
-            ObjectiveStatus::Fail => "fail",
-            ObjectiveStatus::NotAvailable => "not-available",
-            ObjectiveStatus::NotComparable => "not-comparable",
-            ObjectiveStatus::NotJudged => "not-judged",
-        }
+        self.into()
     }
 }
 
@@ -769,5 +764,24 @@ mod tests {
         // Seconds printed to one decimal, kept in milliseconds: 50 ms.
         assert!((printed_slack("6.7 ± 0.002", 6700.0).unwrap() - 50.0).abs() < 0.1);
         assert_eq!(printed_slack("n/a", 1.0), None);
+    }
+
+    /// `as_str` is the name the report's JSON writes, for every variant of every named enum.
+    #[test]
+    fn enum_names_are_serdes() {
+        use strum::VariantArray;
+        fn each<T: serde::Serialize + Copy + VariantArray>(name: impl Fn(T) -> &'static str) -> usize {
+            for &v in T::VARIANTS {
+                assert_eq!(serde_json::to_value(v).unwrap(), name(v));
+            }
+            T::VARIANTS.len()
+        }
+        let n = each(Format::as_str)
+            + each(ItlPer::as_str)
+            + each(TpotMethod::as_str)
+            + each(Verdict::as_str)
+            + each(ObjectiveStatus::as_str);
+        assert!(n >= 17, "{n}");
+        assert_eq!(TpotMethod::E2eTtftTokens.as_str(), "e2e-ttft-tokens");
     }
 }

@@ -49,8 +49,9 @@ pub enum Method {
 }
 
 /// A figure's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, strum::IntoStaticStr, strum::VariantArray)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum FigStatus {
     Regression,
     Improvement,
@@ -60,14 +61,9 @@ pub enum FigStatus {
 }
 
 impl FigStatus {
+    /// The name the verdict writes (serde's).
     pub fn as_str(self) -> &'static str {
-        match self {
-            FigStatus::Regression => "regression",
-            FigStatus::Improvement => "improvement",
-            FigStatus::Unchanged => "unchanged",
-            FigStatus::Noisy => "noisy",
-            FigStatus::NotComparable => "not-comparable",
-        }
+        self.into()
     }
 }
 
@@ -449,4 +445,19 @@ pub fn markdown(v: &Verdicts) -> String {
         o.push_str("No accepted new run to judge.\n");
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FigStatus;
+    use strum::VariantArray;
+
+    /// A figure's status as the verdict writes it is serde's name, for every status.
+    #[test]
+    fn status_names_are_serdes() {
+        for &v in FigStatus::VARIANTS {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
+        assert_eq!(FigStatus::NotComparable.as_str(), "not-comparable");
+    }
 }
