@@ -82,7 +82,6 @@ EXAMPLES:
   # For DuckDB, a notebook, a spreadsheet
   bench-normalize store export --format csv > runs.csv";
 
-#[cfg(feature = "store")]
 pub(crate) const EXAMPLES_AGGREGATE: &str = "\
 EXAMPLES:
   # Five repetitions of one configuration: median, interval and CV per figure
@@ -90,6 +89,7 @@ EXAMPLES:
   # The same as JSON, with a 99% interval
   bench-normalize aggregate reps/*.log --confidence 0.99 --format json";
 
+#[cfg(feature = "store")]
 pub(crate) const EXAMPLES_REGRESS: &str = "\
 EXAMPLES:
   # CI: judge tonight's run against the last 10 stored runs of its workload (exit 8: regression)
