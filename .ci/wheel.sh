@@ -6,8 +6,9 @@
 # (manylinux2014), any CPython >= 3.9 (abi3).
 #
 #   1. a build venv with maturin and ziglang (PyPI's zig), cached under ~/.cache so that later
-#      runs need no download; `maturin sdist` must ship build.rs, Cargo.lock, pyproject.toml, the
-#      build backend, crates/python and every parsers/*.toml (build.rs compiles them into the
+#      runs need no download; `maturin sdist` must ship the root package, the layer crates under
+#      crates/ (crates/core/build.rs among them), Cargo.lock, pyproject.toml, the build backend,
+#      crates/python and every parsers/*.toml (the core's build.rs compiles them into the
 #      library); the sdist is unpacked into target/wheel-sdist/ (a file is rewritten only when
 #      its content changed, so that Cargo rebuilds only what changed);
 #   2. the one release build: `pip wheel` of that unpacked sdist (PEP 517: the in-tree backend,
@@ -154,7 +155,12 @@ sdist, root, parent = sys.argv[1:]
 with tarfile.open(sdist) as t:
     members = [m for m in t.getmembers() if "/" in m.name]
     names = {m.name.split("/", 1)[1] for m in members}
-    need = ["build.rs", "Cargo.toml", "Cargo.lock", "pyproject.toml", "README.md", "src/main.rs", "src/lib.rs",
+    need = ["Cargo.toml", "Cargo.lock", "pyproject.toml", "README.md", "src/main.rs", "src/lib.rs",
+            "crates/core/Cargo.toml", "crates/core/build.rs", "crates/core/src/lib.rs",
+            "crates/core/src/vocabulary.toml", "crates/core/src/rules.toml",
+            "crates/analysis/Cargo.toml", "crates/analysis/src/lib.rs", "crates/store/Cargo.toml",
+            "crates/store/src/lib.rs", "crates/cli/Cargo.toml", "crates/cli/src/lib.rs",
+            "crates/cli/src/client/clients.toml", "skills/bench-normalize/SKILL.md",
             "build-backend/bench_normalize_build.py", "crates/python/Cargo.toml", "crates/python/src/lib.rs",
             "crates/python/python/bench_normalize/__init__.py", "crates/python/python/bench_normalize/py.typed"]
     parsers = sorted("parsers/" + f for f in os.listdir(os.path.join(root, "parsers")) if f.endswith(".toml"))

@@ -110,7 +110,7 @@ if [ -n "$WHEEL" ]; then
   fi
 fi
 REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
-DIRTY="$(git -C "$ROOT" status --porcelain -- src parsers build.rs Cargo.toml 2>/dev/null | wc -l)"
+DIRTY="$(git -C "$ROOT" status --porcelain -- src crates parsers Cargo.toml 2>/dev/null | wc -l)"
 
 # ---- data -----------------------------------------------------------------------------------
 meta_get() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
@@ -522,7 +522,7 @@ try:
             cpu = l.split(":", 1)[1].strip(); break
 except OSError:
     pass
-env = (f"bench-normalize {rev}{' + uncommitted changes in src/parsers' if int(dirty) else ''} ({build_note}); "
+env = (f"bench-normalize {rev}{' + uncommitted changes in src/crates/parsers' if int(dirty) else ''} ({build_note}); "
        f"{platform.python_implementation()} {platform.python_version()} ({py}); {os.cpu_count()} CPUs, {cpu}; "
        f"wall = median of {t_bn['reps']} interleaved runs, page cache warm; per-invocation: {startup_method}; "
        f"load average before/after: {load_before} / {load_after}")

@@ -9,14 +9,15 @@
 //! configurations ([`compare`]); sweeps summarized ([`sweep`]) and plotted ([`plot`]); [`Error`],
 //! its [`ExitCode`] and the [`Location`] in an input it points at.
 //!
-//! Inside, the data path is one module per stage, each feeding the next:
+//! This package is the library's face: the code is in the layers under `crates/` (the pipeline
+//! and the report model in `bench-normalize-core`, the features on reports in
+//! `bench-normalize-analysis`, the history of runs in `bench-normalize-store`, the command line in
+//! `bench-normalize-cli`), and this page re-exports what a user of the library calls. Inside, the
+//! data path is one module per stage, each feeding the next:
 //!
 //! ```text
 //! input -> detect -> extract -> canonical -> derive -> validate -> emit
 //! ```
-//!
-//! `pipeline` drives it for one input (text or JSON, on one thread or two); `cli` is the command
-//! line (the binary calls it).
 //!
 //! ```
 //! let log = "\n============ Serving Benchmark Result ============\n\
@@ -32,140 +33,18 @@
 //! assert_eq!(runs[0].derived.tpot_ms.mean, Some(12.8025));
 //! ```
 
-pub mod aggregate;
-mod canonical;
-mod check;
-#[cfg(feature = "cli")]
-mod client;
-pub mod compare;
-mod definition;
-mod derive;
-mod detect;
-mod dstack_model;
-pub mod emit;
-mod error;
-mod extract;
-mod input;
-mod lex;
-pub mod llmd;
-mod number;
-pub mod objectives;
-pub mod output_schema;
-pub mod plot;
-pub mod report;
-mod schema;
-pub mod stats;
+#[doc(inline)]
+pub use bench_normalize_analysis::{aggregate, compare, plot, stats, sweep};
+#[doc(inline)]
+pub use bench_normalize_core::{
+    Collect, Definitions, Error, ExitCode, Location, Options, Policy, Report, Run, Sink, Tolerances,
+};
+#[doc(inline)]
+pub use bench_normalize_core::{
+    emit, llmd, normalize, normalize_file, normalize_str, objectives, output_schema, report,
+};
+/// The history of accepted runs (SQLite or PostgreSQL) and the regression verdict: docs/store.md.
+/// Only with the `store` cargo feature (default).
 #[cfg(feature = "store")]
-pub mod store;
-pub mod sweep;
-mod validate;
-mod value;
-mod vocabulary;
-
-#[cfg(feature = "cli")]
-mod cli;
-mod pipeline;
-
-use std::io::BufRead;
-
-pub use definition::Definitions;
-pub use error::{Error, ExitCode, Location};
-pub use report::{Report, Run};
-pub use validate::{Policy, Tolerances};
-
-/// How to normalize.
-#[derive(Clone, Copy)]
-pub struct Options<'a> {
-    /// The parser definitions: [`Definitions::builtin`], or those of a folder over them
-    /// ([`Definitions::with_dir`]).
-    pub definitions: &'a Definitions,
-    /// How strict the rules are, and their tolerances.
-    pub policy: Policy,
-    /// Accept only reports (canonical, or a report shape in `parsers/`), as `check` does.
-    pub reports_only: bool,
-}
-
-impl Default for Options<'static> {
-    fn default() -> Self {
-        Options { definitions: Definitions::builtin(), policy: Policy::default(), reports_only: false }
-    }
-}
-
-/// Where runs (and problems that do not stop the input) go, as soon as they are found. A closure
-/// `FnMut(Run) -> Result<(), Error>` is one.
-pub trait Sink {
-    /// A run, complete (derived and validated); an error returned stops the reading.
-    fn run(&mut self, run: Run) -> Result<(), Error>;
-    /// A problem with part of an input (a malformed JSONL line) while the rest is still read.
-    fn diagnostic(&mut self, _error: Error) {}
-}
-
-/// A [`Sink`] that keeps everything it is handed: the runs in input order, and the problems that
-/// did not stop the input (`notes`). What an in-process caller (the Python module, the MCP server)
-/// reads whole.
-#[derive(Debug, Default)]
-pub struct Collect {
-    /// The runs, in input order.
-    pub runs: Vec<Run>,
-    /// Problems with part of an input while the rest was still read.
-    pub notes: Vec<Error>,
-}
-
-impl Sink for Collect {
-    fn run(&mut self, run: Run) -> Result<(), Error> {
-        self.runs.push(run);
-        Ok(())
-    }
-
-    fn diagnostic(&mut self, error: Error) {
-        self.notes.push(error);
-    }
-}
-
-impl Options<'static> {
-    /// The built-in definitions with default tolerances, `strict` as `--strict`, and
-    /// `reports_only` as `check` reads (reports only).
-    pub fn builtin(strict: bool, reports_only: bool) -> Self {
-        Options { definitions: Definitions::builtin(), policy: Policy { strict, ..Policy::default() }, reports_only }
-    }
-}
-
-impl<F: FnMut(Run) -> Result<(), Error>> Sink for F {
-    fn run(&mut self, run: Run) -> Result<(), Error> {
-        self(run)
-    }
-}
-
-/// Normalize one input, handing each run to `sink` as soon as it is complete. Text logs are read
-/// incrementally; JSON result files and reports are recognized by their first character.
-/// Returns how many runs were found; none is an error ([`Error::NoResult`], or the first
-/// problem met).
-pub fn normalize<R: BufRead>(reader: R, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    pipeline::read(reader, input, &pipeline::Config::from(opts), &mut pipeline::Plain(sink), true)
-}
-
-/// Normalize a regular file, as [`normalize`] does. A JSON file is read in place from a
-/// private memory map instead of being copied into memory (a vLLM result file with
-/// `--save-detailed` is hundreds of MB; reading it costs a copy and a page fault per page).
-pub fn normalize_file(file: std::fs::File, input: &str, opts: &Options, sink: &mut dyn Sink) -> Result<usize, Error> {
-    pipeline::read_file(file, input, &pipeline::Config::from(opts), &mut pipeline::Plain(sink))
-}
-
-/// Normalize a text held in memory, with the built-in definitions and default policy.
-pub fn normalize_str(text: &str, input: &str) -> Result<Vec<Run>, Error> {
-    let mut runs = Vec::new();
-    normalize(text.as_bytes(), input, &Options::default(), &mut |r| {
-        runs.push(r);
-        Ok(())
-    })?;
-    Ok(runs)
-}
-
-/// The `bench-normalize` command on the process's arguments, returning its exit code: the
-/// binary's only call into the library. Not a library API (it prints, and reads the process's
-/// standard input): see docs/decisions.md, "The crate's public API".
-#[doc(hidden)]
-#[cfg(feature = "cli")]
-pub fn cli_main() -> i32 {
-    cli::finish(cli::main())
-}
+#[doc(inline)]
+pub use bench_normalize_store as store;

@@ -48,7 +48,7 @@ from dstack._internal.core.models.presets import PresetBenchmark, PresetBenchmar
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from samples import samples  # noqa: E402
 
-# An entry of the list written for several runs, besides its object (src/dstack_model.rs).
+# An entry of the list written for several runs, besides its object (crates/core/src/dstack_model.rs).
 ENTRY_KEYS = ("input", "block", "first_line", "load")
 
 HOW = ("--percentile-metrics", "--output-details", "--max-concurrency", "bench-normalize run", "run the client",

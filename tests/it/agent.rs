@@ -301,7 +301,8 @@ const SUBCOMMANDS: &[&str] = &[
 /// A path into this repository, which an installed binary does not have: a word that starts
 /// with one of its folders, or names one of its files.
 fn repository_path(text: &str) -> Option<&str> {
-    let folders = ["samples/", "tests/", "docs/", "src/", "parsers/", "skills/", "bench/", "examples/", "fuzz/"];
+    let folders =
+        ["samples/", "tests/", "docs/", "src/", "crates/", "parsers/", "skills/", "bench/", "examples/", "fuzz/"];
     text.split(|c: char| c.is_whitespace() || "()`'\",;".contains(c))
         .find(|w| folders.iter().any(|f| w.starts_with(f)) || ["README.md", "Cargo.toml", "pyproject.toml"].contains(w))
 }
@@ -684,7 +685,7 @@ fn the_dstack_schema_refuses_what_dstacks_model_refuses_and_only_that() {
     let strict_schema = schema("dstack", true);
     let strict = jsonschema::validator_for(&strict_schema).unwrap();
     // (a change to the `benchmark` object, whether dstack 0.22.5's model accepts it:
-    // `PresetBenchmark` and its objects are `extra="forbid"`, src/dstack_model.rs).
+    // `PresetBenchmark` and its objects are `extra="forbid"`, crates/core/src/dstack_model.rs).
     type Change = fn(&mut Value);
     let cases: &[(&str, Change, bool)] = &[
         ("as written", |_| {}, true),

@@ -1,12 +1,17 @@
 //! The house rules of the source tree, read from the files themselves so that they hold in CI:
-//! the stages import only earlier stages and no top-level modules import each other in a circle;
-//! no source file grows past ~800 lines; every document the code and the definitions cite is in
-//! the repository.
+//! each layer crate depends only on the layers below it; inside the core, the stages import only
+//! earlier stages, and in every crate no top-level modules import each other in a circle; no
+//! source file grows past ~800 lines; every document the code and the definitions cite is in the
+//! repository.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The data path, one module per stage, each feeding the next.
+/// The layers under `crates/`, lowest first: each may depend on those before it, never on one
+/// after it (Cargo refuses a cycle; this holds the order).
+const LAYERS: &[&str] = &["core", "analysis", "store", "cli"];
+
+/// The data path, one module per stage of the core, each feeding the next.
 const STAGES: &[&str] = &["input", "detect", "extract", "canonical", "derive", "validate", "emit"];
 
 /// The longest a source file may be.
@@ -71,13 +76,17 @@ fn crate_paths(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// Top-level module -> the top-level modules its files import (items the crate root re-exports,
-/// `crate::Run`, count as their module's).
-fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = root().join("src");
+/// The source folder of the layer crate `name` (`crates/NAME/src`).
+fn crate_src(name: &str) -> PathBuf {
+    root().join("crates").join(name).join("src")
+}
+
+/// Top-level module of one crate (its `src`) -> the top-level modules its files import (items the
+/// crate root re-exports, `crate::Run`, count as their module's).
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut modules: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for f in files(&src).into_iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
-        let rel = f.strip_prefix(&src).unwrap();
+    for f in files(src).into_iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+        let rel = f.strip_prefix(src).unwrap();
         let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
         if top != "lib" && top != "main" {
             modules.entry(top).or_default().push(f);
@@ -87,7 +96,7 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     let lib = code(&src.join("lib.rs"));
     let mut reexported = BTreeMap::new();
     for line in lib.lines().filter_map(|l| l.trim().strip_prefix("pub use ")) {
-        let (module, items) = line.split_once("::").unwrap();
+        let Some((module, items)) = line.split_once("::") else { continue };
         for item in items.trim_end_matches(';').trim_matches(|c| c == '{' || c == '}').split(',') {
             reexported.insert(item.trim().to_string(), module.to_string());
         }
@@ -106,11 +115,62 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
+/// The workspace packages a manifest depends on (normal, dev, build, and per-target), by name.
+fn sibling_dependencies(manifest: &Path) -> BTreeSet<String> {
+    let doc: toml::Table = std::fs::read_to_string(manifest).unwrap().parse().unwrap();
+    let mut tables: Vec<&toml::Table> = Vec::new();
+    let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
+    tables.extend(kinds.iter().filter_map(|k| doc.get(*k).and_then(toml::Value::as_table)));
+    for target in doc.get("target").and_then(toml::Value::as_table).into_iter().flat_map(|t| t.values()) {
+        tables.extend(kinds.iter().filter_map(|k| target.get(*k).and_then(toml::Value::as_table)));
+    }
+    let mut out = BTreeSet::new();
+    for (name, spec) in tables.into_iter().flatten() {
+        let package = spec.get("package").and_then(toml::Value::as_str).unwrap_or(name);
+        if package.starts_with("bench-normalize") {
+            out.insert(package.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn each_layer_depends_only_on_the_layers_below_it() {
+    let package = |layer: &str| format!("bench-normalize-{layer}");
+    for (i, layer) in LAYERS.iter().enumerate() {
+        let manifest = root().join("crates").join(layer).join("Cargo.toml");
+        let deps = sibling_dependencies(&manifest);
+        let below: BTreeSet<String> = LAYERS[..i].iter().map(|l| package(l)).collect();
+        let above: Vec<&String> = deps.iter().filter(|d| !below.contains(*d)).collect();
+        assert!(above.is_empty(), "{layer} depends on {above:?}: only the layers below it ({below:?}) may be used");
+        // Nor does its code name a crate above it (a path dependency added without the manifest
+        // would not compile; this says which layer the code reached for).
+        for f in files(&crate_src(layer)).into_iter().filter(|f| f.extension().is_some_and(|e| e == "rs")) {
+            let text = code(&f);
+            for upper in &LAYERS[i + 1..] {
+                let name = format!("bench_normalize_{upper}");
+                assert!(!text.contains(&name), "{} names {name}, a layer above {layer}", f.display());
+            }
+        }
+    }
+    // Not vacuous: the order is what the layers use.
+    assert_eq!(sibling_dependencies(&root().join("crates/core/Cargo.toml")), BTreeSet::new());
+    assert!(sibling_dependencies(&root().join("crates/store/Cargo.toml")).contains("bench-normalize-analysis"));
+    let cli = sibling_dependencies(&root().join("crates/cli/Cargo.toml"));
+    assert_eq!(cli, LAYERS[..3].iter().map(|l| package(l)).collect(), "the command line uses every layer below it");
+    // The root package is the library's face and the executable: it uses the layers; the Python
+    // module uses that face, never the command line.
+    let face = sibling_dependencies(&root().join("Cargo.toml"));
+    assert_eq!(face, LAYERS.iter().map(|l| package(l)).collect(), "the root package re-exports the layers");
+    let python = sibling_dependencies(&root().join("crates/python/Cargo.toml"));
+    assert!(!python.contains("bench-normalize-cli"), "{python:?}");
+}
+
 #[test]
 fn stages_import_only_earlier_stages() {
-    let graph = module_graph();
+    let graph = module_graph(&crate_src("core"));
     for s in STAGES {
-        assert!(graph.contains_key(*s), "stage {s} has no module in src/");
+        assert!(graph.contains_key(*s), "stage {s} has no module in crates/core/src/");
     }
     // Not vacuous: the later stages do import earlier ones.
     assert!(graph["extract"].contains("detect") && graph["validate"].contains("derive"), "{graph:?}");
@@ -127,8 +187,15 @@ fn stages_import_only_earlier_stages() {
 
 #[test]
 fn no_import_circle_between_top_level_modules() {
-    let graph = module_graph();
-    assert!(graph.len() > 15, "{graph:?}");
+    assert!(module_graph(&crate_src("core")).len() > 15);
+    // The command line's modules are one unit, as they were one module before the split: its
+    // arguments and their help texts name each other.
+    for layer in LAYERS.iter().filter(|l| **l != "cli") {
+        no_import_circle(&module_graph(&crate_src(layer)));
+    }
+}
+
+fn no_import_circle(graph: &BTreeMap<String, BTreeSet<String>>) {
     // Depth-first search; a module met again while on the path closes a circle.
     fn visit<'g>(
         m: &'g str,
@@ -155,7 +222,7 @@ fn no_import_circle_between_top_level_modules() {
     }
     let mut done = BTreeSet::new();
     for m in graph.keys() {
-        if let Some(circle) = visit(m, &graph, &mut Vec::new(), &mut done) {
+        if let Some(circle) = visit(m, graph, &mut Vec::new(), &mut done) {
             panic!("import circle: {}", circle.join(" -> "));
         }
     }
@@ -169,8 +236,16 @@ fn the_graph_reader_sees_groups_and_reexports() {
 
 #[test]
 fn no_source_file_is_longer_than_800_lines() {
-    let long: Vec<String> = files(&root().join("src"))
+    let mut sources = files(&root().join("src"));
+    for dir in std::fs::read_dir(root().join("crates")).unwrap() {
+        let dir = dir.unwrap().path();
+        sources.extend(files(&dir.join("src")));
+        sources.push(dir.join("build.rs"));
+    }
+    assert!(sources.iter().any(|f| f.ends_with("crates/core/src/pipeline.rs")), "{sources:?}");
+    let long: Vec<String> = sources
         .into_iter()
+        .filter(|f| f.is_file())
         .filter(|f| f.extension().is_some_and(|e| e == "rs"))
         .filter_map(|f| {
             let n = std::fs::read_to_string(&f).unwrap().lines().count();
@@ -187,7 +262,7 @@ fn no_source_file_is_longer_than_800_lines() {
 fn every_cited_document_is_in_the_repository() {
     let ours = ["docs/", "samples/", "bench/", "fuzz/", "README.md"];
     let mut cited = BTreeSet::new();
-    for dir in ["src", "parsers", "tests", "bench", "fuzz", ".ci"] {
+    for dir in ["src", "crates", "parsers", "tests", "bench", "fuzz", ".ci"] {
         for f in files(&root().join(dir)) {
             if f.components().any(|c| c.as_os_str() == "snapshots") {
                 continue;
@@ -222,12 +297,13 @@ fn every_cited_document_is_in_the_repository() {
     assert!(missing.is_empty(), "cited but not in the repository: {missing:?}");
 }
 
-/// `src/rules.toml` (the rules' data, from which `RuleId` is generated) and docs/metrics.md's rules
+/// `crates/core/src/rules.toml` (the rules' data, from which `RuleId` is generated) and docs/metrics.md's rules
 /// table list the same ids, in the same order, with the same severities; every `RuleId` in the
 /// library is one of them.
 #[test]
 fn the_rules_table_of_the_docs_is_the_rules_data() {
-    let data: toml::Table = std::fs::read_to_string(root().join("src/rules.toml")).unwrap().parse().unwrap();
+    let data: toml::Table =
+        std::fs::read_to_string(root().join("crates/core/src/rules.toml")).unwrap().parse().unwrap();
     let rules: Vec<(String, String)> = data["rule"]
         .as_array()
         .unwrap()
@@ -245,7 +321,7 @@ fn the_rules_table_of_the_docs_is_the_rules_data() {
             Some((id.to_string(), severity.to_string()))
         })
         .collect();
-    assert_eq!(table, rules, "docs/metrics.md's rules table and src/rules.toml differ");
+    assert_eq!(table, rules, "docs/metrics.md's rules table and crates/core/src/rules.toml differ");
     let ids: Vec<&str> = bench_normalize::report::RuleId::ALL.iter().map(|r| r.as_str()).collect();
     assert_eq!(ids, rules.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>());
 }

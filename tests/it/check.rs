@@ -495,12 +495,13 @@ fn free(path: &[PathStep]) -> bool {
     !vocabulary().iter().any(|p| p.starts_with(&format!("{canonical}.")))
 }
 
-/// The paths of the canonical vocabulary, read from its data file (`src/vocabulary.toml`, which
+/// The paths of the canonical vocabulary, read from its data file (`crates/core/src/vocabulary.toml`, which
 /// build.rs compiles in).
 fn vocabulary() -> &'static [String] {
     static PATHS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     PATHS.get_or_init(|| {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/vocabulary.toml")).unwrap();
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/crates/core/src/vocabulary.toml")).unwrap();
         let doc: toml::Table = text.parse().unwrap();
         let fields = doc["field"].as_array().unwrap();
         let paths: Vec<String> = fields.iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();

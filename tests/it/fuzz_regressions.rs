@@ -145,7 +145,7 @@ fn every_file_in_fuzz_cases_returns() {
 // One test per input that crashed, named for the bug.
 
 /// `Position 18446744073709551615:` in the vLLM `Speculative Decoding` section: the index was
-/// used to grow the per-position list (`list.resize(i + 1, None)`, src/canonical.rs), which
+/// used to grow the per-position list (`list.resize(i + 1, None)`, crates/core/src/canonical.rs), which
 /// overflowed (debug: "attempt to add with overflow"; release: "index out of bounds: the len is 0
 /// but the index is 18446744073709551615"). Fixed by bounding the index (`MAX_LIST`).
 #[test]

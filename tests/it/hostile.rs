@@ -4,7 +4,7 @@
 //! Each class has a property test over random strings mixed with the characters that do harm
 //! (ESC, CSI, OSC, C1 controls, BEL, CR, LF, DEL, NUL, bidirectional overrides and isolates,
 //! line separators), and the examples of issue 16 are regression tests. The property of human
-//! diagnostics is a unit test beside the code that renders them (src/error.rs).
+//! diagnostics is a unit test beside the code that renders them (crates/core/src/error.rs).
 
 use crate::common;
 use crate::sim;

@@ -504,7 +504,7 @@ mod properties {
         ) {
             let doc = serde_json::json!({"version": "0.2", "run": {"uid": "x"},
                 "results": {"request_performance": {"aggregate": {at: v}}}});
-            // The reader of Benchmark Reports (src/llmd.rs) is reached through the library's entry.
+            // The reader of Benchmark Reports (crates/core/src/llmd.rs) is reached through the library's entry.
             let _ = bench_normalize::normalize_str(&doc.to_string(), "prop.json");
         }
 

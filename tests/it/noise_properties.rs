@@ -53,7 +53,7 @@ const OUTSIDE_NOISE: &[&str] = &[
 ];
 
 /// Complete log lines another process may print while the block is being written. None has the
-/// shape of a row (`split_row` rejects each: see `src/lex.rs`).
+/// shape of a row (`split_row` rejects each: see `crates/core/src/lex.rs`).
 const INSIDE_NOISE: &[&str] = &[
     "INFO 08-28 22:41:28 [metrics.py:351] Avg prompt throughput: 0.0 tokens/s",
     "INFO 08-28 22:41:38 [metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 312.4 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.2%, CPU KV cache usage: 0.0%.",
