@@ -685,7 +685,7 @@ fn the_dstack_schema_refuses_what_dstacks_model_refuses_and_only_that() {
     let strict_schema = schema("dstack", true);
     let strict = jsonschema::validator_for(&strict_schema).unwrap();
     // (a change to the `benchmark` object, whether dstack 0.22.5's model accepts it:
-    // `PresetBenchmark` and its objects are `extra="forbid"`, crates/core/src/dstack_model.rs).
+    // `PresetBenchmark` and its objects are `extra="forbid"`, crates/core/src/dstack/model.rs).
     type Change = fn(&mut Value);
     let cases: &[(&str, Change, bool)] = &[
         ("as written", |_| {}, true),

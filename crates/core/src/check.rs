@@ -16,7 +16,7 @@
 //!    its `per_user_tok_per_s` is `output_tok_per_s / workload.concurrency` (dstack's `## Benchmark`
 //!    instructions to its agent); a canonical per-user rate is `1000 / TPOT`. A headline figure that
 //!    cannot be verified is an error saying why. dstack's own model rules (no failed request, every
-//!    requested request measured, ...) are `validate`'s `dstack-model` (`crate::dstack_model`).
+//!    requested request measured, ...) are `validate`'s `dstack-model` (`crate::dstack::model`).
 //!
 //! Tolerances are rounding-aware: a stated figure agrees with its definition when the figures it
 //! is computed from, each anywhere within the rounding of the digits written, give a value that
@@ -61,7 +61,7 @@ mod tests {
 
     #[test]
     fn bearer_tokens_as_dstack_sees_them() {
-        assert!(crate::dstack_model::bearer_token("curl -H 'Authorization: Bearer sk1234567890abcdefgh'").is_some());
+        assert!(crate::dstack::model::bearer_token("curl -H 'Authorization: Bearer sk1234567890abcdefgh'").is_some());
         for fine in [
             "Bearer $TOKEN",
             "bearer ****************",
@@ -69,7 +69,7 @@ mod tests {
             "bearer short1",
             "auth via bearer header from env",
         ] {
-            assert_eq!(crate::dstack_model::bearer_token(fine), None, "{fine}");
+            assert_eq!(crate::dstack::model::bearer_token(fine), None, "{fine}");
         }
     }
 }

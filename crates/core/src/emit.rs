@@ -5,18 +5,16 @@ use crate::report::{Run, Severity, StatKey, Status};
 use crate::vocabulary::Key;
 
 mod csv;
-mod dstack;
 mod emitter;
-mod entries;
 mod explain;
 mod json;
 mod sglang_skill;
 mod table;
 
+pub use crate::dstack::entries::{dstack_document, entry as dstack_entry};
+pub use crate::dstack::write::{TPOT_SOURCE_AGREEMENT, Unwritable, dstack, dstack_e2e_metrics, tpot_trio};
 pub use csv::{CSV_COLUMNS, CSV_FORMULA_TRIGGERS, CSV_OBJECTIVE_COLUMNS, CsvWriter, csv_text};
-pub use dstack::{TPOT_SOURCE_AGREEMENT, Unwritable, dstack, dstack_e2e_metrics, tpot_trio};
 pub use emitter::{Emitter, Notice, Render, unfit_to_store};
-pub use entries::{dstack_document, entry as dstack_entry};
 pub use explain::explain;
 pub use json::{JsonReport, write_json, write_jsonl};
 pub use sglang_skill::{SGLANG_SKILL_STATUSES, sglang_skill_row};

@@ -43,7 +43,7 @@ pub mod derive;
 pub mod detect;
 #[doc(hidden)]
 #[allow(rustdoc::private_intra_doc_links)]
-pub mod dstack_model;
+pub mod dstack;
 pub mod emit;
 pub mod error;
 mod extract;

@@ -88,7 +88,7 @@ fn object(props: Vec<(&str, Value, bool)>, description: &str) -> Value {
 }
 
 /// dstack 0.22.5's preset model (`PresetBenchmark` and the objects in it, all `extra="forbid"`),
-/// as `src/dstack_model.rs` holds it; `e2e`: dstack#4230's `metrics` (`e2e_ms` added, `null` for
+/// as `crates/core/src/dstack/model.rs` holds it; `e2e`: dstack#4230's `metrics` (`e2e_ms` added, `null` for
 /// what a run does not give).
 fn dstack(e2e: bool) -> Value {
     let int = |min: i64, doc: &str| json!({ "type": "integer", "minimum": min, "description": doc });

@@ -305,7 +305,7 @@ mod tests {
             // Redacting a recorded line again changes nothing, and finds nothing more.
             prop_assert!(!redact_text(&crate::client::shell_join(&words)).contains(&secret), "{words:?}");
             prop_assert_eq!(redact_text(&line), line.clone());
-            prop_assert!(bench_normalize_core::dstack_model::bearer_token(&line).is_none(), "{}", line);
+            prop_assert!(bench_normalize_core::dstack::model::bearer_token(&line).is_none(), "{}", line);
             prop_assert_eq!(red.len(), words.len());
         }
 

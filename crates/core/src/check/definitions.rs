@@ -86,7 +86,7 @@ pub fn verify(
 /// note says where it came from); otherwise it stays unknown and `headline-definitions` fails.
 pub fn implicit(run: &mut Run) {
     if run.source.parser != "dstack-metrics"
-        || crate::dstack_model::is_proposal(run)
+        || crate::dstack::model::is_proposal(run)
         || run.number(workload::MAX_CONCURRENCY).is_some()
     {
         return;
@@ -125,7 +125,7 @@ pub(super) fn headlines(run: &Run) -> (Status, String) {
     let per_user = run.number(reported::PER_USER_TOK_PER_S);
     // dstack#4230's proposed metrics object (`--format dstack-e2e`): its per-user rate is 1000 /
     // TPOT, as a hand-written canonical report's.
-    let proposal = crate::dstack_model::is_proposal(run);
+    let proposal = crate::dstack::model::is_proposal(run);
     if !proposal && matches!(run.source.parser.as_str(), "dstack-preset" | "dstack-agent-document" | "dstack-metrics") {
         let (n, d) = (run.number(totals::OUTPUT_TOKENS), run.number(totals::DURATION_S));
         match (stated_rate, n, d) {

@@ -566,7 +566,7 @@ pub fn dstack_shape(doc: &Value) -> Vec<ShapeError> {
         &mut out,
     );
     if let Some(Value::String(command)) = doc.get("command")
-        && let Some(token) = crate::dstack_model::bearer_token(command)
+        && let Some(token) = crate::dstack::model::bearer_token(command)
     {
         let shown: String = token.chars().take(4).collect();
         out.push(ShapeError {

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use crate::report::{ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
-use super::dstack::failed_requests;
 use super::{failed_ids, mean, stat, tpot_trio};
+use crate::dstack::write::failed_requests;
 
 /// The skill's `status` values (`ok`, and the failures it names).
 pub const SGLANG_SKILL_STATUSES: [&str; 5] = ["ok", "failed", "oom", "timeout", "skipped"];

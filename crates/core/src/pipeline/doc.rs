@@ -62,10 +62,10 @@ pub(crate) fn read_repaired(
     Some(doc)
 }
 
-/// An entry of `-f dstack`'s list for several runs ([`crate::dstack_model::entry_object`]) is
+/// An entry of `-f dstack`'s list for several runs ([`crate::dstack::model::entry_object`]) is
 /// read as the object it holds; any other document as it is.
 pub(crate) fn entry_inner(doc: Doc<'_>) -> Doc<'_> {
-    let inner = crate::dstack_model::entry_object(doc.fields.iter().map(|(k, v)| (k.as_str(), v)));
+    let inner = crate::dstack::model::entry_object(doc.fields.iter().map(|(k, v)| (k.as_str(), v)));
     match inner {
         Some((_, serde_json::Value::Object(m))) if doc.arrays.is_empty() && doc.elements.is_empty() => {
             let fields = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

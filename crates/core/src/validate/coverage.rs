@@ -8,12 +8,12 @@ use crate::vocabulary::{Key, reported, totals};
 use super::{Outcome, skip};
 
 /// A dstack document (`check` of a preset report, `trial.json`, `final_report.json`) must be what
-/// dstack's own model accepts: dstack would refuse to store it otherwise (see [`crate::dstack_model`]).
+/// dstack's own model accepts: dstack would refuse to store it otherwise (see [`crate::dstack::model`]).
 /// Proof: each violation is a validator of dstack 0.22.5's pydantic model that fails on the
 /// document's own values; no tolerance.
 /// Run on dstack documents only (`None` for other runs).
 pub(super) fn dstack_model(run: &Run) -> Option<Outcome> {
-    crate::dstack_model::outcome(run)
+    crate::dstack::model::outcome(run)
 }
 
 /// Nothing usable is not accepted. Proof sketch: not a contradiction but an absence; a run

@@ -7,7 +7,15 @@ use crate::number::show;
 use crate::report::{Run, StatKey, TpotMethod};
 use crate::vocabulary::{Key, reported, totals, workload};
 
-use super::{mean, stat};
+/// The mean of a figure's statistic block.
+fn mean(run: &Run, figure: Key) -> Option<f64> {
+    run.stat(figure).and_then(|s| s.mean())
+}
+
+/// One statistic of a figure's block.
+fn stat(run: &Run, figure: Key, key: StatKey) -> Option<f64> {
+    run.stat(figure).and_then(|s| s.get(key))
+}
 
 /// Why a run cannot be written in a dstack format: what is missing or what dstack's model would
 /// reject, and how to get a run that can be written. Never replaced by a guess.
@@ -130,7 +138,7 @@ pub fn tpot_trio(run: &Run) -> (Option<f64>, Result<(f64, f64), String>) {
 /// Failed requests: printed, counted in the per-request arrays, or proven zero (every one of
 /// the `num_prompts` requests the client was asked to send succeeded: the client never sends
 /// more, so none failed).
-pub(super) fn failed_requests(run: &Run) -> Option<u64> {
+pub(crate) fn failed_requests(run: &Run) -> Option<u64> {
     if let Some(f) = run.number(totals::FAILED_REQUESTS) {
         return Some(f as u64);
     }

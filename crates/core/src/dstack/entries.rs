@@ -2,7 +2,7 @@
 //! alike: one run read gives its object alone, exactly what dstack stores; several give a list
 //! of entries, each saying which run its object is (input, block, first line, load), so that no
 //! object is taken for another run's. `check` reads an entry back as its object
-//! ([`crate::dstack_model::entry_object`]).
+//! ([`crate::dstack::model::entry_object`]).
 
 use serde_json::{Value, json};
 
@@ -57,12 +57,12 @@ mod tests {
             );
             assert_eq!(e["load"], json!({ "max_concurrency": 4, "request_rate": null }), "inf is no rate limit");
             let fields = e.as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v));
-            assert_eq!(crate::dstack_model::entry_object(fields), Some((key, &object)));
+            assert_eq!(crate::dstack::model::entry_object(fields), Some((key, &object)));
         }
         // dstack's own objects are no entries.
         for doc in [metrics.clone(), benchmark.clone()] {
             let fields = doc.as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v));
-            assert_eq!(crate::dstack_model::entry_object(fields), None);
+            assert_eq!(crate::dstack::model::entry_object(fields), None);
         }
         // One run read: its object alone; several: entries, even when one was written.
         assert_eq!(dstack_document(1, vec![(&run, metrics.clone())]), Some(metrics.clone()));
