@@ -163,10 +163,10 @@ fn write_format(runs_json: &str, format: &str) -> Result<(String, Vec<String>), 
 
 fn write_runs(runs: Vec<Run>, format: &str) -> Result<(String, Vec<String>), String> {
     // The command line's formats, but `sglang-skill` (whose SLA keys come from `--slo`).
-    let Some(format) = emit::OutputFormat::from_name(format).filter(|f| *f != emit::OutputFormat::SglangSkill) else {
-        return Err(usage(&format!(
-            "format {format:?}: one of json, jsonl, csv, table, dstack, dstack-e2e, llmd-br, explain"
-        )));
+    let written = |f: &emit::OutputFormat| *f != emit::OutputFormat::SglangSkill;
+    let Some(format) = emit::OutputFormat::from_name(format).filter(written) else {
+        let names: Vec<&str> = emit::OutputFormat::ALL.iter().filter(|f| written(f)).map(|f| f.name()).collect();
+        return Err(usage(&format!("format {format:?}: one of {}", names.join(", "))));
     };
     let mut out: Vec<u8> = Vec::new();
     let mut notes = Vec::new();
