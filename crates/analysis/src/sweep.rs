@@ -195,7 +195,7 @@ fn model(run: &Run) -> Option<&str> {
 }
 
 fn ttft_p99(run: &Run) -> Option<f64> {
-    run.stat(reported::TTFT_MS).and_then(|s| s.get(StatKey::P(99.0)))
+    run.stat_of(reported::TTFT_MS, StatKey::P(99.0))
 }
 
 fn mean_in_flight(run: &Run) -> Option<f64> {

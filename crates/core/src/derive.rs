@@ -33,7 +33,7 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn of(run: &Run) -> Inputs {
-        let mean = |key| run.stat(key).and_then(|s| s.mean());
+        let mean = |key| run.stat_mean(key);
         Inputs {
             successful: run.number(totals::SUCCESSFUL_REQUESTS),
             failed: run.number(totals::FAILED_REQUESTS),

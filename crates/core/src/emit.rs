@@ -1,8 +1,7 @@
 //! Writing the report: JSON (the contract), JSON Lines, a human table, CSV, dstack's `benchmark`
 //! or `metrics` object, and a written-out explanation of each run.
 
-use crate::report::{Run, Severity, StatKey, Status};
-use crate::vocabulary::Key;
+use crate::report::{Run, Severity, Status};
 
 mod csv;
 mod emitter;
@@ -98,14 +97,6 @@ impl OutputFormat {
                 | OutputFormat::Explain
         )
     }
-}
-
-fn mean(run: &Run, figure: Key) -> Option<f64> {
-    run.stat(figure).and_then(|s| s.mean())
-}
-
-fn stat(run: &Run, figure: Key, key: StatKey) -> Option<f64> {
-    run.stat(figure).and_then(|s| s.get(key))
 }
 
 fn failed_ids(run: &Run) -> Vec<&str> {

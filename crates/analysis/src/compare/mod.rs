@@ -98,7 +98,7 @@ fn e2e_p99(run: &Run) -> Option<f64> {
 /// E2E latency as measured; for the mean, the approximate derived one when the tool printed none
 /// (`true` in the second place).
 fn e2e(run: &Run, key: StatKey) -> Option<(f64, bool)> {
-    if let Some(v) = run.stat(reported::E2E_MS).and_then(|s| s.get(key)) {
+    if let Some(v) = run.stat_of(reported::E2E_MS, key) {
         return Some((v, false));
     }
     match key {
@@ -121,7 +121,7 @@ fn tokens_per_chunk(run: &Run) -> Option<f64> {
 
 /// guidellm's "TPOT", llmperf's "inter token latency", inference-perf's NTPOT: TTFT included.
 fn ttft_inclusive_per_token(run: &Run) -> Option<f64> {
-    run.stat(reported::LATENCY_PER_OUTPUT_TOKEN_MS).and_then(|s| s.mean())
+    run.stat_mean(reported::LATENCY_PER_OUTPUT_TOKEN_MS)
 }
 
 fn token_source(run: &Run) -> Option<TokenCount> {

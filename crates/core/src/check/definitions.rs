@@ -156,7 +156,7 @@ pub(super) fn headlines(run: &Run) -> (Status, String) {
                 if within(u, want) {
                     passed.push(format!("per_user_tok_per_s {} = {} / concurrency {}", show(u), show(r), show(c)));
                 } else {
-                    let tpot = run.stat(reported::TPOT_MS).and_then(|s| s.mean()).filter(|t| *t > 0.0);
+                    let tpot = run.stat_mean(reported::TPOT_MS).filter(|t| *t > 0.0);
                     let other = match tpot {
                         Some(t) if within(u, (1000.0 / t, 1000.0 / t)) => {
                             format!("; it is 1000 / tpot_ms.mean {}, which dstack does not call per_user_tok_per_s", show(t))
@@ -203,7 +203,7 @@ pub(super) fn headlines(run: &Run) -> (Status, String) {
             }
             // Its per-user rate is 1000 / its own tpot_ms.mean (which the rules hold to the run's
             // figures as any claimed TPOT).
-            match run.stat(reported::TPOT_MS).and_then(|s| s.mean()).filter(|t| *t > 0.0) {
+            match run.stat_mean(reported::TPOT_MS).filter(|t| *t > 0.0) {
                 Some(t) if within(u, divide((1000.0, 1000.0), interval(t))) => {
                     passed.push(format!("per_user_tok_per_s {} = 1000 / tpot_ms.mean {} ms", show(u), show(t)))
                 }
@@ -327,7 +327,7 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
         }
         if let Some(p) = &stated.per_request {
             let i = crate::derive::Inputs::of(run);
-            if let (Some(s), Some(e)) = (p.e2e_mean_ms, run.stat(reported::E2E_MS).and_then(|s| s.mean()))
+            if let (Some(s), Some(e)) = (p.e2e_mean_ms, run.stat_mean(reported::E2E_MS))
                 && (s - e).abs() > PER_REQUEST_TOLERANCE * e.abs() + slack(s)
             {
                 fails.push(format!(
@@ -404,7 +404,7 @@ pub fn restated(run: &mut Run, stated: &Derived) -> (Status, String) {
             }
             run.derived.undefined.remove("per_user_decode_tok_per_s");
             run.derived.per_user_decode_tok_per_s = Some(crate::number::round(1000.0 / m));
-            let itl = run.stat(reported::ITL_MS).and_then(|s| s.mean());
+            let itl = run.stat_mean(reported::ITL_MS);
             if run.source.semantics.itl == Some(crate::report::ItlPer::Chunk) {
                 run.derived.tokens_per_chunk = match itl {
                     Some(itl) if itl > 0.0 => Some(crate::number::round(itl / m)),

@@ -108,7 +108,7 @@ pub fn outcome(run: &Run, before: (Vec<String>, Option<String>)) -> (Status, Str
     {
         passed.push(format!("source.semantics is {what}'s"));
     }
-    let itl = run.stat(reported::ITL_MS).and_then(|s| s.mean());
+    let itl = run.stat_mean(reported::ITL_MS);
     if let (Some(ItlPer::Token), Some(itl)) = (run.source.semantics.itl, itl) {
         let t = &run.derived.tpot_ms;
         let weighted = match t.method {

@@ -239,7 +239,7 @@ impl<'r> Check<'r> {
                 }
             }
         }
-        let mean = |key| run.stat(key).and_then(|s| s.mean());
+        let mean = |key| run.stat_mean(key);
         if complete && r > 0.0 {
             let ttft = ttft_sum / r;
             if let Some(m) = mean(reported::TTFT_MS) {

@@ -7,16 +7,6 @@ use crate::number::show;
 use crate::report::{Run, StatKey, TpotMethod};
 use crate::vocabulary::{Key, reported, totals, workload};
 
-/// The mean of a figure's statistic block.
-fn mean(run: &Run, figure: Key) -> Option<f64> {
-    run.stat(figure).and_then(|s| s.mean())
-}
-
-/// One statistic of a figure's block.
-fn stat(run: &Run, figure: Key, key: StatKey) -> Option<f64> {
-    run.stat(figure).and_then(|s| s.get(key))
-}
-
 /// Why a run cannot be written in a dstack format: what is missing or what dstack's model would
 /// reject, and how to get a run that can be written. Never replaced by a guess.
 #[derive(Debug, Clone, PartialEq)]
@@ -399,9 +389,9 @@ pub fn dstack_e2e_metrics(run: &Run) -> (Value, Vec<String>) {
     let tpot = trio("tpot_ms", tpot_mean, p50, p99);
     let ttft = trio(
         "ttft_ms",
-        mean(run, reported::TTFT_MS),
-        stat(run, reported::TTFT_MS, StatKey::P(50.0)),
-        stat(run, reported::TTFT_MS, StatKey::P(99.0)),
+        run.stat_mean(reported::TTFT_MS),
+        run.stat_of(reported::TTFT_MS, StatKey::P(50.0)),
+        run.stat_of(reported::TTFT_MS, StatKey::P(99.0)),
     );
     // Measured E2E only (printed, or the per-request arrays' mean without their percentiles,
     // which are not summarized): never the approximation rebuilt from TPOT.

@@ -7,7 +7,7 @@ use std::io::Write;
 use crate::report::{ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
-use super::{failed_ids, mean, stat};
+use super::failed_ids;
 
 /// The CSV columns, in order (stable: scripts read them by name).
 pub const CSV_COLUMNS: &[&str] = &[
@@ -104,14 +104,14 @@ pub(super) fn csv_record(run: &Run) -> Vec<String> {
         num(run.number(totals::OUTPUT_TOKENS)),
         num(run.number(workload::MAX_CONCURRENCY)),
         text(run.text(workload::BACKEND).unwrap_or_default()),
-        num(mean(run, reported::TTFT_MS)),
-        num(stat(run, reported::TTFT_MS, StatKey::P(50.0))),
-        num(stat(run, reported::TTFT_MS, StatKey::P(99.0))),
-        num(mean(run, reported::E2E_MS)),
-        num(stat(run, reported::E2E_MS, StatKey::P(50.0))),
-        num(stat(run, reported::E2E_MS, StatKey::P(99.0))),
-        num(mean(run, reported::TPOT_MS)),
-        num(mean(run, reported::ITL_MS)),
+        num(run.stat_mean(reported::TTFT_MS)),
+        num(run.stat_of(reported::TTFT_MS, StatKey::P(50.0))),
+        num(run.stat_of(reported::TTFT_MS, StatKey::P(99.0))),
+        num(run.stat_mean(reported::E2E_MS)),
+        num(run.stat_of(reported::E2E_MS, StatKey::P(50.0))),
+        num(run.stat_of(reported::E2E_MS, StatKey::P(99.0))),
+        num(run.stat_mean(reported::TPOT_MS)),
+        num(run.stat_mean(reported::ITL_MS)),
         text(run.text(reported::ITL_PER).unwrap_or_default()),
         num(run.number(reported::ACCEPT_LENGTH)),
     ]

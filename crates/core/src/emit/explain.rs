@@ -5,8 +5,6 @@ use crate::number::show;
 use crate::report::{Check, ItlPer, ObjectiveStatus, Row, Run, Severity, StatKey, Status, TpotMethod, Verdict};
 use crate::vocabulary::{Key, reported, totals};
 
-use super::mean;
-
 /// Rows that fed a figure, as `line N "Label: value"`.
 pub(super) fn source_rows(run: &Run, field_prefix: &str) -> Vec<String> {
     run.rows
@@ -99,7 +97,7 @@ pub fn explain(run: &Run) -> String {
             show(dur)
         );
     }
-    if let Some(itl) = mean(run, reported::ITL_MS) {
+    if let Some(itl) = run.stat_mean(reported::ITL_MS) {
         let how = match run.source.semantics.itl {
             Some(ItlPer::Chunk) => "per streamed chunk",
             Some(ItlPer::Token) => "per token",

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::report::{ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
-use super::{failed_ids, mean, stat, tpot_trio};
+use super::{failed_ids, tpot_trio};
 use crate::dstack::write::failed_requests;
 
 /// The skill's `status` values (`ok`, and the failures it names).
@@ -109,17 +109,17 @@ fn metrics(run: &Run) -> Value {
         (Some(s), Some(f)) if s + f as f64 > 0.0 => Some(crate::number::round(s / (s + f as f64))),
         _ => None,
     };
-    let e2e_mean = mean(run, reported::E2E_MS).or_else(|| d.per_request.as_ref().and_then(|p| p.e2e_mean_ms));
+    let e2e_mean = run.stat_mean(reported::E2E_MS).or_else(|| d.per_request.as_ref().and_then(|p| p.e2e_mean_ms));
     json!({
         "request_throughput": d.request_per_s.or_else(|| run.number(reported::REQUEST_PER_S)),
         "output_token_throughput": d.output_tok_per_s.or_else(|| run.number(reported::OUTPUT_TOK_PER_S)),
         "total_token_throughput": total,
-        "mean_ttft_ms": mean(run, reported::TTFT_MS),
-        "p99_ttft_ms": stat(run, reported::TTFT_MS, StatKey::P(99.0)),
+        "mean_ttft_ms": run.stat_mean(reported::TTFT_MS),
+        "p99_ttft_ms": run.stat_of(reported::TTFT_MS, StatKey::P(99.0)),
         "mean_tpot_ms": tpot_mean,
         "p99_tpot_ms": tpot_p99(run),
         "mean_e2e_ms": e2e_mean,
-        "p99_e2e_ms": stat(run, reported::E2E_MS, StatKey::P(99.0)),
+        "p99_e2e_ms": run.stat_of(reported::E2E_MS, StatKey::P(99.0)),
         "success_rate": success_rate,
     })
 }

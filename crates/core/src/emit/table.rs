@@ -5,7 +5,7 @@ use crate::number::show;
 use crate::report::{ItlPer, ObjectiveResult, ObjectiveStatus, Run, StatKey, Verdict};
 use crate::vocabulary::{reported, totals, workload};
 
-use super::{failed_ids, mean, stat};
+use super::failed_ids;
 
 /// Runs side by side: one column per run, the figures that matter as rows (derived TPOT and the
 /// per-user decode rate first), units in the row names, failed checks marked.
@@ -55,17 +55,21 @@ pub fn table(runs: &[Run], color: bool) -> String {
         (
             "TTFT mean / p99 (ms)",
             Box::new(move |r: &Run| {
-                format!("{} / {}", opt(mean(r, reported::TTFT_MS)), opt(stat(r, reported::TTFT_MS, StatKey::P(99.0))))
+                format!(
+                    "{} / {}",
+                    opt(r.stat_mean(reported::TTFT_MS)),
+                    opt(r.stat_of(reported::TTFT_MS, StatKey::P(99.0)))
+                )
             }),
         ),
         (
             "E2E mean (ms)",
-            Box::new(move |r: &Run| opt(mean(r, reported::E2E_MS).or(r.derived.e2e_ms.as_ref().map(|e| e.mean)))),
+            Box::new(move |r: &Run| opt(r.stat_mean(reported::E2E_MS).or(r.derived.e2e_ms.as_ref().map(|e| e.mean)))),
         ),
-        ("TPOT printed by the tool (ms)", Box::new(move |r: &Run| opt(mean(r, reported::TPOT_MS)))),
+        ("TPOT printed by the tool (ms)", Box::new(move |r: &Run| opt(r.stat_mean(reported::TPOT_MS)))),
         (
             "ITL printed by the tool (ms)",
-            Box::new(move |r: &Run| match (mean(r, reported::ITL_MS), r.source.semantics.itl) {
+            Box::new(move |r: &Run| match (r.stat_mean(reported::ITL_MS), r.source.semantics.itl) {
                 (Some(v), Some(ItlPer::Chunk)) => format!("{} per chunk", show(v)),
                 (Some(v), Some(ItlPer::Token)) => format!("{} per token", show(v)),
                 (v, _) => opt(v),
