@@ -28,14 +28,14 @@ mod definitions;
 mod semantics;
 mod shape;
 
+pub use crate::shape::ShapeError;
 pub use definitions::{implicit, restated, verify};
 pub use semantics::declared as declared_semantics;
-pub use shape::{ShapeError, canonical_shape, dstack_metrics_shape, dstack_shape};
+pub use shape::{canonical_shape, dstack_metrics_shape, dstack_shape};
 
 #[cfg(test)]
 mod tests {
     use super::definitions::{divide, interval, within, written_half_unit};
-    use super::shape::join;
 
     #[test]
     fn written_digits_set_the_rounding() {
@@ -50,13 +50,6 @@ mod tests {
         // 8192 tokens over a duration written 26.8 (26.75 rounded): 306.24 is in the interval.
         assert!(within(306.24, divide((8192.0, 8192.0), interval(26.8))));
         assert!(!within(3062.4, divide((8192.0, 8192.0), interval(26.8))));
-    }
-
-    #[test]
-    fn paths_escape_odd_keys() {
-        assert_eq!(join("", "metrics"), "metrics");
-        assert_eq!(join("reported.itl_ms", "p99.9"), "reported.itl_ms.p99.9");
-        assert_eq!(join("metrics", "a\u{1b}[2J"), "metrics[\"a\\u001b[2J\"]");
     }
 
     #[test]
