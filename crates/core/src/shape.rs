@@ -1,9 +1,9 @@
 //! A JSON document walked as a schema validator walks it: an object's keys, each of a type
 //! ([`Ty`]), required or not, every other key an error; every place where the document is not the
 //! shape it claims to be returned with its JSON path ([`ShapeError`]). About no document in
-//! particular: `check` walks the canonical report and dstack's preset benchmark with it
-//! (`check/shape.rs`). A leaf module (serde_json only): whatever walks a document can use it
-//! without importing `check`.
+//! particular: `check` walks the canonical report with it (`check/shape.rs`), `dstack` its own
+//! documents (`dstack/shape.rs`). A leaf module (serde_json only), so that both can use it without
+//! an import circle: `check` re-exports dstack's walks, so dstack cannot import `check`.
 
 use serde_json::Value;
 
