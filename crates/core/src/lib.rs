@@ -62,6 +62,7 @@ pub mod output_schema;
 pub mod pipeline;
 pub mod report;
 mod schema;
+mod shape;
 mod validate;
 mod value;
 pub mod vocabulary;

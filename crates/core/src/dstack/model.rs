@@ -277,4 +277,18 @@ mod tests {
             assert_eq!(bearer_token(fine), None, "{fine}");
         }
     }
+
+    #[test]
+    fn bearer_tokens_as_dstack_sees_them() {
+        assert!(bearer_token("curl -H 'Authorization: Bearer sk1234567890abcdefgh'").is_some());
+        for fine in [
+            "Bearer $TOKEN",
+            "bearer ****************",
+            "Bearer REDACTED1234567890",
+            "bearer short1",
+            "auth via bearer header from env",
+        ] {
+            assert_eq!(bearer_token(fine), None, "{fine}");
+        }
+    }
 }
