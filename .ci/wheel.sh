@@ -163,7 +163,7 @@ with tarfile.open(sdist) as t:
             "crates/cli/src/client/clients.toml", "skills/bench-normalize/SKILL.md",
             "build-backend/bench_normalize_build.py", "crates/python/Cargo.toml", "crates/python/src/lib.rs",
             "crates/python/python/bench_normalize/__init__.py", "crates/python/python/bench_normalize/py.typed"]
-    parsers = sorted("parsers/" + f for f in os.listdir(os.path.join(root, "parsers")) if f.endswith(".toml"))
+    parsers = sorted("crates/core/parsers/" + f for f in os.listdir(os.path.join(root, "parsers")) if f.endswith(".toml"))
     missing = [n for n in need + parsers if n not in names]
     if missing:
         sys.exit(f"missing from the sdist: {missing}")

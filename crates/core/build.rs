@@ -1,4 +1,4 @@
-//! Compiles every `parsers/*.toml` (the workspace's folder, two levels above this crate) into the
+//! Compiles every `parsers/*.toml` (`parsers` here links to the workspace's folder) into the
 //! library, so it runs from anywhere and a new definition needs no Rust change; and generates the canonical vocabulary (`FIELDS` and one typed key per
 //! figure) from `src/vocabulary.toml`, and the typed rule ids (`RuleId`) from `src/rules.toml`,
 //! as tokei generates its language enum from its data.
@@ -14,8 +14,9 @@ fn main() {
 }
 
 fn parsers(root: &std::path::Path, out_dir: &std::path::Path) {
-    // The parser definitions are the workspace's data (docs/parsers.md), beside crates/.
-    let dir = root.join("../../parsers");
+    // The parser definitions are the workspace's data (docs/parsers.md), at its root; the link
+    // `parsers` beside this file makes them this package's files too (`cargo package` copies them).
+    let dir = root.join("parsers");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("parsers/ exists")

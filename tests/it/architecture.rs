@@ -325,3 +325,19 @@ fn the_rules_table_of_the_docs_is_the_rules_data() {
     let ids: Vec<&str> = bench_normalize::report::RuleId::ALL.iter().map(|r| r.as_str()).collect();
     assert_eq!(ids, rules.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>());
 }
+
+/// The core's package carries the definitions it compiles in: `crates/core/parsers` is the
+/// workspace's `parsers/` (a link), so `cargo package -p bench-normalize-core` copies every
+/// definition and the core builds on its own, published or in the sdist.
+#[test]
+fn the_core_package_carries_the_definitions() {
+    let linked = root().join("crates/core/parsers");
+    let meta = std::fs::symlink_metadata(&linked).expect("crates/core/parsers exists");
+    assert!(meta.file_type().is_symlink(), "crates/core/parsers is a link, not a copy that can drift");
+    assert_eq!(std::fs::canonicalize(&linked).unwrap(), std::fs::canonicalize(root().join("parsers")).unwrap());
+    let build = std::fs::read_to_string(root().join("crates/core/build.rs")).unwrap();
+    assert!(
+        build.contains("root.join(\"parsers\")") && !build.contains("../"),
+        "build.rs reads only inside its package"
+    );
+}
