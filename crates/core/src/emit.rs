@@ -109,13 +109,12 @@ fn failed_ids(run: &Run) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::OutputFormat;
-
     /// One list of names: the command line's (clap's, from the variant names) are the same, so
     /// that the Python module and `schema --format` accept what `--format` accepts.
     #[cfg(feature = "clap")]
     #[test]
     fn names_are_the_command_lines() {
+        use super::OutputFormat;
         use clap::ValueEnum;
         for f in OutputFormat::ALL {
             assert_eq!(OutputFormat::from_name(f.name()), Some(f));

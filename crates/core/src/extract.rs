@@ -229,7 +229,7 @@ fn read_items(out: &mut Extracted, spec: &RowSpec, section: Option<&str>, label:
     items.resize(items.len().max(spec.items.len()), "");
     for (i, item) in items.into_iter().enumerate() {
         let field = spec.items.get(i).filter(|_| !item.is_empty()).map(|target| {
-            let (read, remark) = value::read(item, crate::vocabulary::Kind::Number, spec.suffix.as_ref());
+            let (read, remark) = value::read(item, crate::vocabulary::Kind::Number, spec.suffix.as_deref());
             let path = target.path();
             if let Some(r) = remark {
                 out.notes.push(Note {
@@ -279,7 +279,7 @@ fn read_into(
     if text.is_empty() {
         return None;
     }
-    let (read, remark) = value::read(text, kind, spec.suffix.as_ref());
+    let (read, remark) = value::read(text, kind, spec.suffix.as_deref());
     let mut path = target.path();
     if let Some(i) = captured.index {
         path = format!("{path}[{i}]");

@@ -8,7 +8,6 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
-use regex::Regex;
 use toml::Spanned;
 
 use super::raw::{
@@ -16,17 +15,27 @@ use super::raw::{
     RawVariant,
 };
 use super::{
-    ArraySpec, BlockSpec, Definition, DetectSpec, FirstBytes, GroupSpec, Hole, ItlRule, LabelPattern, RequestsSpec,
-    RowSpec, SemanticsSpec, TableSpec, Target, TrailerSpec, Variant, arg_label,
+    ArraySpec, BlockSpec, Definition, DetectSpec, FirstBytes, GroupSpec, Hole, ItlRule, LabelPattern, Pattern,
+    RequestsSpec, RowSpec, SemanticsSpec, TableSpec, Target, TrailerSpec, Variant, arg_label,
 };
 use crate::error::{Error, line_col};
 use crate::lex::normalize_label;
 use crate::report::{Format, StatKey};
 use crate::vocabulary::{self, Kind, Unit};
 
-/// Parse and check one definition. `origin` names it in errors.
+/// Parse and check one definition. `origin` names it in errors. Its patterns are compiled now,
+/// so that a bad one is an error here.
 pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
-    let cx = Source { text, origin };
+    parse_with(Source { text, origin, eager: true })
+}
+
+/// A built-in definition: its patterns are compiled on first use (`lazy.rs`).
+pub(super) fn parse_builtin(text: &str, origin: &str) -> Result<Definition, Error> {
+    parse_with(Source { text, origin, eager: false })
+}
+
+fn parse_with(cx: Source) -> Result<Definition, Error> {
+    let origin = cx.origin;
     let raw = read_toml(&cx)?;
     let format = format(&cx, &raw.format)?;
     check_id(&cx, &raw.id)?;
@@ -93,6 +102,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Definition, Error> {
 struct Source<'a> {
     text: &'a str,
     origin: &'a str,
+    /// Compile its patterns now (a definition the user gave), not on first use (a built-in).
+    eager: bool,
 }
 
 impl Source<'_> {
@@ -103,8 +114,13 @@ impl Source<'_> {
     }
 
     /// A regular expression written in the file.
-    fn regex(&self, s: &Spanned<String>, field: &str) -> Result<Regex, Error> {
-        Regex::new(s.get_ref()).map_err(|e| self.err_at(s.span().start, field, format!("bad regular expression: {e}")))
+    fn regex(&self, s: &Spanned<String>, field: &str) -> Result<Pattern, Error> {
+        self.pattern(s.get_ref().clone(), s.span().start, field)
+    }
+
+    /// A pattern made from the file's text at byte `offset`, compiled now or on first use.
+    fn pattern(&self, text: String, offset: usize, field: &str) -> Result<Pattern, Error> {
+        Pattern::new(text, self.eager).map_err(|e| self.err_at(offset, field, format!("bad regular expression: {e}")))
     }
 
     /// A canonical figure named in the file.
@@ -214,8 +230,8 @@ fn block(cx: &Source, b: &RawBlock) -> Result<BlockSpec, Error> {
         banner,
         header,
         banner_is_row: b.banner_is_row,
-        end_first: FirstBytes::of(end.as_ref()),
-        section_first: FirstBytes::of(section.as_ref()),
+        end_first: FirstBytes::of(end.as_ref().map(Pattern::as_str)),
+        section_first: FirstBytes::of(section.as_ref().map(Pattern::as_str)),
         end,
         end_after_label: b.end_after_label.as_ref().map(|l| normalize_label(l)),
         section,
@@ -312,11 +328,7 @@ fn row(cx: &Source, r: &RawRow, what: &str) -> Result<RowSpec, Error> {
     let suffix = r
         .suffix
         .as_ref()
-        .map(|x| {
-            Regex::new(&format!("^(?:{})$", x.get_ref())).map_err(|e| {
-                cx.err_at(x.span().start, &format!("{what}.suffix"), format!("bad regular expression: {e}"))
-            })
-        })
+        .map(|x| cx.pattern(format!("^(?:{})$", x.get_ref()), x.span().start, &format!("{what}.suffix")))
         .transpose()?;
     let total = r.total_field.as_ref().map(|f| cx.target(f, &format!("{what}.total_field"))).transpose()?;
     let items = items(cx, r, what, labels[0].hole().is_some(), unit)?;

@@ -1,7 +1,5 @@
 //! The bytes an anchored regular expression's match can begin with ([`FirstBytes`]).
 
-use regex::Regex;
-
 /// The bytes a match of a regular expression anchored at the start (`^...`) can begin with, so
 /// that a text starting with none of them is not searched. Unknown (no `^`, a class too large, a
 /// pattern that matches the empty text): every text may match.
@@ -9,9 +7,10 @@ use regex::Regex;
 pub struct FirstBytes(Option<Box<[bool; 256]>>);
 
 impl FirstBytes {
-    pub fn of(re: Option<&Regex>) -> FirstBytes {
+    /// Of the pattern `re`, as written.
+    pub fn of(re: Option<&str>) -> FirstBytes {
         use regex_syntax::hir::{Look, literal::Extractor};
-        let Some(hir) = re.and_then(|re| regex_syntax::parse(re.as_str()).ok()) else { return FirstBytes(None) };
+        let Some(hir) = re.and_then(|re| regex_syntax::parse(re).ok()) else { return FirstBytes(None) };
         if !hir.properties().look_set_prefix().contains(Look::Start) {
             return FirstBytes(None);
         }

@@ -31,6 +31,7 @@ mod compile;
 mod file;
 mod first_bytes;
 mod fold;
+mod lazy;
 mod listing;
 mod pattern;
 mod raw;
@@ -38,6 +39,7 @@ mod raw;
 pub use compile::parse;
 pub use first_bytes::FirstBytes;
 pub use fold::FoldSpec;
+pub use lazy::Pattern;
 pub use listing::listing;
 pub use pattern::ContextPattern;
 
@@ -130,8 +132,8 @@ pub struct Definition {
 /// Metrics"): its rows are read as one section of the run, never mixed into the main figures.
 #[derive(Debug)]
 pub struct TrailerSpec {
-    pub banner: Regex,
-    pub end: Regex,
+    pub banner: Pattern,
+    pub end: Pattern,
     /// The section its rows are read under (rows in `[[row]]` with this `section`).
     pub section: String,
     /// The variants that print it; blocks of other variants are not held back waiting for it.
@@ -205,23 +207,23 @@ impl RequestsSpec {
 #[derive(Debug)]
 pub struct BlockSpec {
     /// Searched anywhere in the line, so a pasted `` ```===== Serving... `` still opens a block.
-    pub banner: Regex,
+    pub banner: Pattern,
     /// A table's column header line (`┃ Metric ┃ avg ┃ min ┃ ...`), searched anywhere in the line:
     /// it opens a block as the banner does when the table's title was edited away. The block is
     /// read only when its rows are rows the definition knows (as for a banner).
-    pub header: Option<Regex>,
+    pub header: Option<Pattern>,
     /// The banner line is itself the first row (formats without a banner).
     pub banner_is_row: bool,
     /// Matched against the trimmed line.
-    pub end: Option<Regex>,
+    pub end: Option<Pattern>,
     /// The block ends after the row with this label.
     pub end_after_label: Option<String>,
     /// A section header line; its name is the line without the `section_strip` characters around
     /// it (empty: a plain rule).
-    pub section: Option<Regex>,
+    pub section: Option<Pattern>,
     pub section_strip: String,
     /// Lines inside a block that are known noise (log lines of other processes).
-    pub noise: Vec<Regex>,
+    pub noise: Vec<Pattern>,
     /// The block is one or more tables of several columns (console tables, CSV exports).
     pub table: Option<TableSpec>,
     /// Figures printed as stat groups (`[block.groups]`).
@@ -240,10 +242,10 @@ pub struct BlockSpec {
 pub struct GroupSpec {
     /// A header line (matched against the trimmed line); its name is its first capture group, or
     /// the whole trimmed line.
-    pub header: Regex,
+    pub header: Pattern,
     /// A statistic line under a header (matched against the trimmed line), with the captures
     /// `key` and `value`.
-    pub row: Regex,
+    pub row: Pattern,
 }
 
 impl GroupSpec {
@@ -518,7 +520,7 @@ pub struct RowSpec {
     /// 1-based: only the n-th row with this label in its section.
     pub occurrence: Option<usize>,
     /// What the format prints after the value (`s`, `\(Poisson process\)`), anchored.
-    pub suffix: Option<Regex>,
+    pub suffix: Option<Pattern>,
     /// For `a/b` values: where `b` goes.
     pub total: Option<Target>,
     /// A list value (`0.068, 4.066, 0.285`): the figure each item feeds, in order.
@@ -736,7 +738,8 @@ impl Definitions {
             for (name, text) in BUILTIN_PARSERS {
                 // A broken built-in definition is a bug caught by the test suite.
                 list.push(
-                    parse(text, &format!("parsers/{name}")).unwrap_or_else(|e| panic!("built-in definition: {e}")),
+                    compile::parse_builtin(text, &format!("parsers/{name}"))
+                        .unwrap_or_else(|e| panic!("built-in definition: {e}")),
                 );
             }
             Definitions { list, derived: OnceLock::new(), json_keys: OnceLock::new(), record_keys: OnceLock::new() }
@@ -748,7 +751,7 @@ impl Definitions {
     pub fn with_dir(dir: &Path) -> Result<Definitions, Error> {
         let mut list: Vec<Definition> = Vec::new();
         for (name, text) in BUILTIN_PARSERS {
-            list.push(parse(text, &format!("parsers/{name}"))?);
+            list.push(compile::parse_builtin(text, &format!("parsers/{name}"))?);
         }
         let entries = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("--parsers {}: {e}", dir.display())))?;
         let mut paths: Vec<_> = entries
