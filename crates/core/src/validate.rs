@@ -25,7 +25,8 @@ mod values;
 use counts::{failed_requests, throughput_totals, token_count_source};
 use coverage::{complete_block, dstack_model, key_figures, per_request_consistency};
 use decode::{
-    decode_capacity, decode_within_e2e, e2e_capacity, equal_lengths, itl_is_per_chunk, tpot_agreement, tpot_bounds,
+    decode_cap, decode_capacity, decode_within_e2e, e2e_capacity, equal_lengths, itl_is_per_chunk, tpot_agreement,
+    tpot_bounds,
 };
 use values::{distribution_possible, finite_values, latency_order, physical_range};
 
@@ -108,6 +109,15 @@ pub(crate) struct Ctx<'a> {
     equal: Option<&'a str>,
     rounding: f64,
     t: &'a Tolerances,
+    /// [`decode_cap`], found once when a rule first asks (four rules read it).
+    cap: std::cell::OnceCell<Option<(f64, String)>>,
+}
+
+impl Ctx<'_> {
+    /// The longest any request can have spent decoding ([`decode_cap`]).
+    fn cap(&self) -> Option<&(f64, String)> {
+        self.cap.get_or_init(|| decode_cap(self.run, self.i, self.rounding)).as_ref()
+    }
 }
 
 /// A rule: its outcome on a run, or `None` when the rule does not apply to this kind of input at
@@ -121,11 +131,11 @@ const TABLE: &[(RuleId, Rule)] = &[
     (RuleId::KeyFigures, |c| Some(key_figures(c.run, c.i))),
     (RuleId::CompleteBlock, |c| Some(complete_block(c.run))),
     (RuleId::DecodeCapacity, |c| Some(decode_capacity(c.i, c.claimed, c.equal, c.t))),
-    (RuleId::DecodeWithinE2e, |c| Some(decode_within_e2e(c.run, c.i, c.rounding, c.claimed, c.equal, c.t))),
-    (RuleId::TpotBounds, |c| Some(tpot_bounds(c.run, c.i, c.rounding, c.claimed, c.equal))),
-    (RuleId::E2eCapacity, |c| Some(e2e_capacity(c.run, c.i, c.rounding, c.equal.is_some(), c.t))),
+    (RuleId::DecodeWithinE2e, |c| Some(decode_within_e2e(c.run, c.i, c.cap(), c.claimed, c.equal, c.t))),
+    (RuleId::TpotBounds, |c| Some(tpot_bounds(c.run, c.i, c.cap(), c.rounding, c.claimed, c.equal))),
+    (RuleId::E2eCapacity, |c| Some(e2e_capacity(c.run, c.i, c.cap(), c.rounding, c.equal.is_some(), c.t))),
     (RuleId::LatencyOrder, |c| Some(latency_order(c.run, c.i))),
-    (RuleId::DistributionPossible, |c| Some(distribution_possible(c.run, c.i, c.rounding, c.equal.is_some()))),
+    (RuleId::DistributionPossible, |c| Some(distribution_possible(c.run, c.i, c.cap(), c.rounding, c.equal.is_some()))),
     (RuleId::FiniteValues, |c| Some(finite_values(c.run))),
     (RuleId::PhysicalRange, |c| Some(physical_range(c.run))),
     (RuleId::ThroughputTotals, |c| Some(throughput_totals(c.run, c.i, c.t))),
@@ -150,6 +160,7 @@ pub fn validate(run: &mut Run, policy: &Policy) {
         // (Found once: it reads every row.)
         rounding: rounding_ms(run),
         t: &policy.tolerances,
+        cap: std::cell::OnceCell::new(),
     };
     let checks: Vec<Check> = TABLE
         .iter()

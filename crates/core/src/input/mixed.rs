@@ -310,6 +310,16 @@ impl<R: BufRead> BufRead for Mixed<R> {
             // UTF-8: from what was read ahead, else from the inner buffer, up to a place where
             // UTF-16 may start; there, look ahead to tell.
             let from_look = self.look_at < self.look.len();
+            // The usual call (a line at a time): the rest of an inner buffer already passed over,
+            // handed on as it is, without searching it again.
+            if !from_look && self.clear > 0 {
+                let len = self.inner.fill_buf().map_or(0, <[u8]>::len);
+                if len > 0 && len <= self.clear {
+                    self.clear = len;
+                    self.served = Served::Inner;
+                    return self.inner.fill_buf();
+                }
+            }
             let source: &[u8] = if from_look {
                 &self.look[self.look_at..]
             } else {

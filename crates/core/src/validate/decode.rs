@@ -142,14 +142,14 @@ pub(super) fn largest(stat: &Stat) -> Option<(StatKey, f64)> {
 pub(super) fn decode_within_e2e(
     run: &Run,
     i: &Inputs,
-    rounding: f64,
+    cap: Option<&(f64, String)>,
     claimed: Option<f64>,
     equal: Option<&str>,
     t: &Tolerances,
 ) -> Outcome {
     let mut parts = Vec::new();
     let mut failed = Vec::new();
-    if let Some((cap, what)) = decode_cap(run, i, rounding) {
+    if let Some(&(cap, ref what)) = cap {
         let mut figures: Vec<(String, f64)> = Vec::new();
         if let Some((k, v)) = run.stat(reported::TPOT_MS).and_then(largest) {
             figures.push((format!("the TPOT rows' {k}"), v));
@@ -307,7 +307,14 @@ fn token_weighted_mean(run: &Run, i: &Inputs, tw: f64, c: f64, ends: f64) -> Res
 /// time is in `E2E - TTFT`: assumed at most an ordinary decode step (the rows' median or mean),
 /// `R x step / (N_out - R)` is added to the upper bounds for them, and a 1.5x margin to the
 /// percentile bound.
-pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<f64>, equal: Option<&str>) -> Outcome {
+pub(super) fn tpot_bounds(
+    run: &Run,
+    i: &Inputs,
+    cap: Option<&(f64, String)>,
+    rounding: f64,
+    claimed: Option<f64>,
+    equal: Option<&str>,
+) -> Outcome {
     let Some(rows) = run.stat(reported::TPOT_MS).filter(|s| !s.is_empty()) else {
         return skip("no TPOT rows to compare with");
     };
@@ -359,7 +366,7 @@ pub(super) fn tpot_bounds(run: &Run, i: &Inputs, rounding: f64, claimed: Option<
             Err(m) => failed.push(format!("{head} {m}")),
         }
     }
-    let cap = decode_cap(run, i, rounding).filter(|_| !token);
+    let cap = cap.filter(|_| !token);
     let floor =
         if token { None } else { rows_floor(run, rows, r, rounding, cap.as_ref().map(|c| c.0), equal.is_some()) };
     if let Some(floor) = floor {
@@ -445,9 +452,9 @@ pub(super) fn rate_unlimited(run: &Run) -> bool {
 
 /// The longest E2E latency the run's E2E block allows, ms: its printed max, what numpy's
 /// percentiles and the mean allow ([`Sorted`]), never more than the duration.
-fn e2e_max(run: &Run, i: &Inputs, rounding: f64) -> Option<(f64, String)> {
+fn e2e_max(run: &Run, i: &Inputs, cap: Option<&(f64, String)>, rounding: f64) -> Option<(f64, String)> {
     let r = i.successful.filter(|r| *r >= 1.0)? as usize;
-    let cap = decode_cap(run, i, rounding).map_or(f64::INFINITY, |c| c.0);
+    let cap = cap.map_or(f64::INFINITY, |c| c.0);
     let known = run.source.semantics.percentiles.is_some();
     let largest = |stat: &Stat, n: usize| {
         if !known {
@@ -492,7 +499,14 @@ pub(super) fn rebuilt_e2e(i: &Inputs, equal: bool) -> Option<f64> {
 /// request at once, so until the last request starts every slot is busy (Graham's list-scheduling
 /// bound): `D <= R x E2E_mean / slots + (1 - 1 / slots) x E2E_max`, plus the client's own time
 /// between requests ([`E2E_OVERHEAD_S`] per request a slot runs, [`E2E_START_S`] to start and end).
-pub(super) fn e2e_capacity(run: &Run, i: &Inputs, rounding: f64, equal: bool, t: &Tolerances) -> Outcome {
+pub(super) fn e2e_capacity(
+    run: &Run,
+    i: &Inputs,
+    cap: Option<&(f64, String)>,
+    rounding: f64,
+    equal: bool,
+    t: &Tolerances,
+) -> Outcome {
     let mut parts = Vec::new();
     let mut failed = false;
     let mut fast = false;
@@ -525,7 +539,7 @@ pub(super) fn e2e_capacity(run: &Run, i: &Inputs, rounding: f64, equal: bool, t:
             x(ratio)
         ));
         let closed = i.max_concurrency.is_some() && i.failed == Some(0.0) && rate_unlimited(run);
-        if let (true, Some((max, why))) = (closed && r >= 1.0 && d > 0.0, e2e_max(run, i, rounding)) {
+        if let (true, Some((max, why))) = (closed && r >= 1.0 && d > 0.0, e2e_max(run, i, cap, rounding)) {
             let per_slot = (r / c).ceil();
             let overhead = E2E_START_S + E2E_OVERHEAD_S * per_slot;
             let longest = (r * (e2e + rounding) / c + (1.0 - 1.0 / c) * max) / 1000.0;

@@ -8,7 +8,7 @@ use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
 
-use super::decode::{decode_cap, tpot_row_counts};
+use super::decode::tpot_row_counts;
 use super::order::Layout;
 use super::{Outcome, skip};
 
@@ -174,7 +174,13 @@ pub(super) fn slack_of(stat: &Stat, rounding: f64) -> f64 {
 ///   allows, or its duration), and a TTFT is at most its request's E2E. So
 ///   `m <= ((lo + 1) p_q + (R - lo - 1) cap) / R`: a mean TTFT of 1398.9 ms over 16 requests with
 ///   a P99 of 145.44 ms and a longest E2E of 7,868 ms is impossible (at most 628 ms).
-pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal: bool) -> Outcome {
+pub(super) fn distribution_possible(
+    run: &Run,
+    i: &Inputs,
+    cap: Option<&(f64, String)>,
+    rounding: f64,
+    equal: bool,
+) -> Outcome {
     let mut problems = Vec::new();
     let mut checked = 0;
     // Token-weighted TPOT rows are not one value per request: no request count bounds them.
@@ -187,7 +193,6 @@ pub(super) fn distribution_possible(run: &Run, i: &Inputs, rounding: f64, equal:
     let bounded_above = [reported::TTFT_MS, reported::E2E_MS].map(Key::path);
     let tpot_path = reported::TPOT_MS.path();
     let numpy = run.source.semantics.numpy_percentiles();
-    let cap = decode_cap(run, i, rounding);
     let mut check = |path: &str, stat: &Stat| {
         let Some(m) = stat.mean() else { return };
         checked += 1;
