@@ -35,3 +35,17 @@ fn every_builtin_pattern_compiles_and_none_at_load() {
     let e = parse(&broken, "mine.toml").unwrap_err().to_string();
     assert!(e.contains("bad regular expression") && e.contains("block.banner"), "{e}");
 }
+
+#[test]
+fn label_templates() {
+    let p = LabelPattern::parse("{stat} TTFT (ms):").unwrap();
+    assert_eq!(p.matches("Mean TTFT (ms):").unwrap().stat, Some(StatKey::Mean));
+    assert_eq!(p.matches("P99.9 TTFT (ms):").unwrap().stat, Some(StatKey::P(99.9)));
+    assert_eq!(p.matches("Median TTFT (ms):").unwrap().stat, Some(StatKey::P(50.0)));
+    assert!(p.matches("Mean TPOT (ms):").is_none());
+    assert!(p.matches(" TTFT (ms):").is_none());
+    let i = LabelPattern::parse("Position {index}:").unwrap();
+    assert_eq!(i.matches("Position 7:").unwrap().index, Some(7));
+    assert!(i.matches("Position x:").is_none());
+    assert!(LabelPattern::parse("{bogus} x:").is_err());
+}
