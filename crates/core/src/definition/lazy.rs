@@ -14,13 +14,15 @@ use regex::Regex;
 
 /// A pattern and, once it has been used (or at once, for a definition given by the user), its
 /// compiled regular expression. It derefs to the [`Regex`].
+#[derive(Clone)]
 pub struct Pattern {
     text: String,
     compiled: OnceLock<Regex>,
 }
 
 impl Pattern {
-    /// `text` compiled now (`eager`), or only checked to be a pattern and compiled on first use.
+    /// `text` compiled now (`eager`: an error is the file's), or kept as written and compiled on
+    /// first use (a built-in: nothing is checked here, the test suite compiles it).
     pub(crate) fn new(text: String, eager: bool) -> Result<Pattern, regex::Error> {
         let compiled = OnceLock::new();
         if eager {
@@ -47,12 +49,6 @@ impl Deref for Pattern {
     fn deref(&self) -> &Regex {
         // Only a built-in pattern is compiled here, and the test suite compiles each of them.
         self.compiled.get_or_init(|| Regex::new(&self.text).expect("a built-in definition's pattern compiles"))
-    }
-}
-
-impl Clone for Pattern {
-    fn clone(&self) -> Pattern {
-        Pattern { text: self.text.clone(), compiled: self.compiled.clone() }
     }
 }
 
