@@ -16,17 +16,18 @@ fn printed_precision_is_half_a_last_digit() {
 #[test]
 fn enum_names_are_serdes() {
     use strum::VariantArray;
-    fn each<T: serde::Serialize + Copy + VariantArray>(name: impl Fn(T) -> &'static str) -> usize {
+    // `VariantArray` lists every variant (strum derives it from the enum), so no count is held
+    // here; each list is only checked not to be empty, so that the loop cannot pass vacuously.
+    fn each<T: serde::Serialize + Copy + VariantArray>(name: impl Fn(T) -> &'static str) {
+        assert!(!T::VARIANTS.is_empty());
         for &v in T::VARIANTS {
             assert_eq!(serde_json::to_value(v).unwrap(), name(v));
         }
-        T::VARIANTS.len()
     }
-    let n = each(Format::as_str)
-        + each(ItlPer::as_str)
-        + each(TpotMethod::as_str)
-        + each(Verdict::as_str)
-        + each(ObjectiveStatus::as_str);
-    assert!(n >= 17, "{n}");
+    each(Format::as_str);
+    each(ItlPer::as_str);
+    each(TpotMethod::as_str);
+    each(Verdict::as_str);
+    each(ObjectiveStatus::as_str);
     assert_eq!(TpotMethod::E2eTtftTokens.as_str(), "e2e-ttft-tokens");
 }
