@@ -248,9 +248,11 @@ fn evalscope_tpot_is_a_tpot_and_its_itl_is_the_chunk_gap() {
     assert_eq!(run.source.semantics.itl, Some(bench_normalize::report::ItlPer::Chunk));
     assert_eq!(row_field(&run, "Avg TPOT (ms)"), Some("reported.tpot_ms.mean"));
     assert_eq!(row_field(&run, "Avg ITL (ms)"), Some("reported.itl_ms.mean"));
-    // Derived from the printed 6.684 s, 144.77 ms and 512 tokens: (6684 - 144.77) / 511.
+    // Derived from the printed 6.684 s, 144.77 ms and 512 tokens: (6684 - 144.77) / 511, to the
+    // report's six significant digits.
     let d = run.derived.tpot_ms.mean.unwrap();
-    assert!((d - (6684.0 - 144.77) / 511.0).abs() < 1e-3, "{d}");
+    let six: f64 = format!("{:.5e}", (6684.0 - 144.77) / 511.0).parse().unwrap();
+    assert_eq!(d, six);
     assert!(common::is_truth(d, t.tpot_ms, false), "derived {d} vs measured {}", t.tpot_ms);
     assert_eq!(run.derived.tpot_ms.method, Some(TpotMethod::E2eTtftTokens));
     let printed = run.reported.stat("tpot_ms").unwrap().mean().unwrap();
