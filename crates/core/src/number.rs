@@ -67,11 +67,7 @@ pub fn show(x: f64) -> String {
 /// answer unless the value lies within a few ulps of a half hundredth. Then, or for values too
 /// large for an integer of hundredths, None: the formatter decides.
 fn fixed2(x: f64) -> Option<String> {
-    let y = x.abs() * 100.0;
-    if !(100.0..4.0e15).contains(&y) {
-        return None;
-    }
-    let hundredths = round_clear_of_half(y)? as u64;
+    let hundredths = hundredths(x)?;
     // Digits by itoa: through format! this cost as much as the exact formatter it replaces.
     let mut digits = itoa::Buffer::new();
     let digits = digits.format(hundredths);
@@ -87,6 +83,53 @@ fn fixed2(x: f64) -> Option<String> {
     Some(s)
 }
 
+/// `|x|` in whole hundredths, rounded as `format!("{x:.2}")` rounds, for `|x| >= 1`; None where
+/// [`fixed2`] leaves it to the formatter.
+fn hundredths(x: f64) -> Option<u64> {
+    let y = x.abs() * 100.0;
+    if !(100.0..4.0e15).contains(&y) {
+        return None;
+    }
+    Some(round_clear_of_half(y)? as u64)
+}
+
+/// [`show`] as a `Display`: the same text, written into the message that shows it without a
+/// `String` of its own (every check message of every run shows a few figures).
+#[derive(Debug, Clone, Copy)]
+pub struct Shown(pub f64);
+
+/// [`Shown`] of a figure: `format!("{}", shown(x))` is `show(x)`.
+pub fn shown(x: f64) -> Shown {
+    Shown(x)
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let x = self.0;
+        match hundredths(x).filter(|_| f.width().is_none() && f.precision().is_none()) {
+            Some(h) => {
+                let mut digits = itoa::Buffer::new();
+                let (whole, cents) = {
+                    let d = digits.format(h);
+                    d.split_at(d.len() - 2)
+                };
+                // Trailing zeros dropped, and the point with them.
+                let cents = cents.trim_end_matches('0');
+                if x < 0.0 {
+                    f.write_str("-")?;
+                }
+                f.write_str(whole)?;
+                if !cents.is_empty() {
+                    f.write_str(".")?;
+                    f.write_str(cents)?;
+                }
+                Ok(())
+            }
+            None => f.pad(&show(x)),
+        }
+    }
+}
+
 /// `y >= 1` (a value scaled by a power of ten, one rounding away from the exact product) rounded
 /// to an integer in binary: the exact decimal answer unless `y` lies within a few ulps of a half,
 /// where the rounding of the scaling could have decided it; then None (the exact formatter
@@ -100,6 +143,32 @@ fn round_clear_of_half(y: f64) -> Option<f64> {
         return None;
     }
     Some(if frac > 0.5 { floor + 1.0 } else { floor })
+}
+
+/// `s.parse::<f64>()` of plain decimal digits with at most one point (`140.14`, `16`, `.5`),
+/// by Clinger's fast path: with at most 15 digits, the digits as an integer (below 2^53, exact)
+/// divided by an exact power of ten is one correctly rounded operation, which is the parser's
+/// answer. `None` for anything else (a sign, an exponent, more digits): the caller parses it.
+/// Every printed figure is read through here, most of them more than once.
+pub fn parse_plain(s: &[u8]) -> Option<f64> {
+    let (mut m, mut digits, mut decimals) = (0u64, 0usize, None::<usize>);
+    for &c in s {
+        match c {
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > 15 {
+                    return None;
+                }
+                m = m * 10 + u64::from(c - b'0');
+                if let Some(d) = &mut decimals {
+                    *d += 1;
+                }
+            }
+            b'.' if decimals.is_none() => decimals = Some(0),
+            _ => return None,
+        }
+    }
+    (digits > 0).then(|| m as f64 / POW10[decimals.unwrap_or(0)])
 }
 
 #[cfg(test)]
@@ -203,5 +272,72 @@ mod tests {
         assert_eq!(round(78.10588), 78.1059);
         assert_eq!(round(0.000123456789), 0.000123457);
         assert_eq!(round(0.0), 0.0);
+    }
+
+    #[test]
+    fn parse_plain_is_the_parser() {
+        let mut texts: Vec<String> = [
+            "0",
+            "16",
+            "140.14",
+            ".5",
+            "3.",
+            "007",
+            "0.000",
+            "123456789012345",
+            "1234567890123456",
+            "9.999999999999999",
+            "0.1",
+            "0.3",
+            "2.675",
+            "1.005",
+            "99999999999999.9",
+            "",
+            ".",
+            "1.2.3",
+            "-1",
+            "+1",
+            "1e3",
+            "1,000",
+            " 1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // A spread of magnitudes written with 0 to 15 decimals (xorshift, fixed seed).
+        for (i, x) in spread(100_000, -6, 14).into_iter().enumerate() {
+            texts.push(format!("{x:.*}", i % 16));
+        }
+        let mut fast = 0;
+        for t in &texts {
+            match parse_plain(t.as_bytes()) {
+                Some(v) => {
+                    fast += 1;
+                    assert_eq!(v.to_bits(), t.parse::<f64>().unwrap().to_bits(), "{t}");
+                }
+                None => assert!(
+                    t.parse::<f64>().is_err()
+                        || t.bytes().filter(u8::is_ascii_digit).count() > 15
+                        || !t.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+                    "{t} is plain and short but was not read"
+                ),
+            }
+        }
+        assert!(fast > texts.len() / 2, "{fast} of {}", texts.len());
+    }
+
+    #[test]
+    fn shown_writes_what_show_returns() {
+        let mut values =
+            vec![0.0, -0.0, 1.0, -1.0, 1.005, 12.5, 12.0, 100.0, 0.0128, -0.5, 1e20, 1e-9, f64::NAN, f64::INFINITY];
+        for h in 100..5_000u64 {
+            let t = (h as f64 + 0.5) / 100.0;
+            values.extend([t, f64::from_bits(t.to_bits() + 1), t / 100.0, -t]);
+        }
+        values.extend(spread(50_000, -3, 12));
+        for x in values {
+            assert_eq!(Shown(x).to_string(), show(x), "{x:e}");
+            assert_eq!(format!("{:>12}", Shown(x)), format!("{:>12}", show(x)), "{x:e}");
+        }
     }
 }

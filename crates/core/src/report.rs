@@ -758,14 +758,24 @@ pub(crate) fn split_dot(path: &str) -> Option<(&str, &str)> {
 pub(crate) fn printed_slack(row_value: &str, figure: f64) -> Option<f64> {
     // The first number of the printed value: `6,677.95`, `139.89`, `6.7 ± 0.002`.
     let s = row_value.trim_start();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+'))).unwrap_or(s.len());
+    // (Bytes, not chars: the set is ASCII. Every latency row of every run is read here.)
+    let end =
+        s.bytes().position(|c| !(c.is_ascii_digit() || matches!(c, b'.' | b',' | b'-' | b'+'))).unwrap_or(s.len());
     let token = &s[..end];
     if token.is_empty() || s[end..].starts_with(['e', 'E']) {
         return None;
     }
     // (Without a copy when there is no thousands separator, the usual case.)
-    let number: f64 = if token.contains(',') { token.replace(',', "").parse().ok()? } else { token.parse().ok()? };
-    let decimals = token.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    let plain = |t: &str| {
+        let (sign, digits) = match t.as_bytes() {
+            [b'-', rest @ ..] => (-1.0, rest),
+            [b'+', rest @ ..] => (1.0, rest),
+            all => (1.0, all),
+        };
+        crate::number::parse_plain(digits).map(|v| sign * v).or_else(|| t.parse().ok())
+    };
+    let number: f64 = if token.contains(',') { token.replace(',', "").parse().ok()? } else { plain(token)? };
+    let decimals = token.bytes().position(|c| c == b'.').map_or(0, |at| token.len() - at - 1) as i32;
     // The row's unit against the figure's (seconds printed, milliseconds kept).
     let scale = if number != 0.0 && figure != 0.0 { (figure / number).abs() } else { 1.0 };
     let scale = if (scale - 1.0).abs() < 0.02 { 1.0 } else { 10f64.powf(scale.log10().round()) };

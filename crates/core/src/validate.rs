@@ -92,7 +92,7 @@ fn rounding_ms(run: &Run) -> f64 {
     run.rows
         .iter()
         .filter_map(|r| {
-            let (figure, stat) = r.field.as_deref()?.strip_prefix("reported.")?.split_once('.')?;
+            let (figure, stat) = crate::report::split_dot(r.field.as_deref()?.strip_prefix("reported.")?)?;
             let at = LATENCIES.iter().position(|(name, _)| *name == figure)?;
             r.slack(stats[at]?.get(StatKey::parse(stat)?)?)
         })

@@ -112,7 +112,8 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
         && b.iter().all(|c| c.is_ascii_digit() || *c == b'.')
         && b.iter().filter(|c| **c == b'.').count() <= 1
     {
-        return Some((Token::Number { value: text.parse().unwrap_or(f64::NAN), grouped: false }, ""));
+        let value = crate::number::parse_plain(b).or_else(|| text.parse().ok()).unwrap_or(f64::NAN);
+        return Some((Token::Number { value, grouped: false }, ""));
     }
     let (rest, tok) = token(text).ok()?;
     // A number must not run into letters or digits (`12ms`, `3.1.2`).

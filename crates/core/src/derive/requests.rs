@@ -40,7 +40,7 @@
 //! request whose decode span exceeds ~2 ms. The gaps' sums here are the fast path's parse, to
 //! within 16 significant digits (`GapSums::approx`).
 
-use crate::number::show as f;
+use crate::number::shown as f;
 use crate::report::{Requests, Run, Status};
 use crate::vocabulary::{reported, totals};
 

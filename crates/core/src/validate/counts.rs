@@ -2,7 +2,7 @@
 //! count the output total is, and failed requests.
 
 use crate::derive::Inputs;
-use crate::number::show as f;
+use crate::number::shown as f;
 use crate::report::{Rates, Run, Status, TokenCount};
 use crate::vocabulary::{reported, totals, workload};
 

@@ -4,7 +4,7 @@
 
 use crate::derive::Inputs;
 use crate::number::ROUNDED_REL;
-use crate::number::show as f;
+use crate::number::shown as f;
 use crate::report::{ItlPer, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary::{reported, workload};
 
@@ -441,12 +441,15 @@ pub(super) fn tpot_bounds(
 pub(super) fn rate_unlimited(run: &Run) -> bool {
     run.number(workload::REQUEST_RATE).is_none()
         && run.rows.iter().any(|r| {
-            let label = r.label.to_ascii_lowercase();
-            let rate = label.contains("request rate") || label.contains("request_rate");
-            rate && r.value.as_deref().is_some_and(|v| {
+            // The value first: it rules out almost every row without lower-casing its label.
+            let inf = r.value.as_deref().is_some_and(|v| {
                 let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
                 v.eq_ignore_ascii_case("inf") || v.eq_ignore_ascii_case("infinity")
-            })
+            });
+            inf && {
+                let label = r.label.to_ascii_lowercase();
+                label.contains("request rate") || label.contains("request_rate")
+            }
         })
 }
 

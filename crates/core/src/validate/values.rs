@@ -3,7 +3,7 @@
 
 use crate::derive::Inputs;
 use crate::number::ROUNDED_REL;
-use crate::number::show as f;
+use crate::number::shown as f;
 use crate::report::{Figure, Figures, Run, Stat, StatKey, Status, TpotMethod};
 use crate::vocabulary;
 use crate::vocabulary::{Key, Kind, reported};
@@ -67,16 +67,27 @@ pub(super) fn latency_order(run: &Run, i: &Inputs) -> Outcome {
 /// others fed none: the figure is one statistic of a block the report does not keep, so the
 /// block's order is tested on the rows themselves (a mean of 5,120 tokens per request over
 /// requests of at most 512 feeds a TPOT ten times too fast).
-struct RowGroup {
-    label: String,
+struct RowGroup<'a> {
+    /// The rows' section, and their label without the statistic (borrowed from the rows: this
+    /// runs for every row of every run).
+    section: Option<&'a str>,
+    base: &'a str,
     /// The first figure a row of the group fed.
-    fed: Option<String>,
+    fed: Option<&'a str>,
     /// Whether a row of the group fed no figure.
     unfed: bool,
     stats: Vec<(StatKey, f64)>,
 }
 
-impl RowGroup {
+impl RowGroup<'_> {
+    /// `Section / Label`, as the messages name the group.
+    fn label(&self) -> String {
+        match self.section {
+            Some(s) => format!("{s} / {}", self.base),
+            None => self.base.to_string(),
+        }
+    }
+
     fn problem(&self) -> Option<String> {
         let get = |k: StatKey| self.stats.iter().find(|(s, _)| *s == k).map(|(_, v)| *v);
         let (lo, hi) = (get(StatKey::Min), get(StatKey::Max));
@@ -91,28 +102,28 @@ impl RowGroup {
         if let Some(w) = order.windows(2).find(|w| w[0].1 > w[1].1) {
             return Some(format!(
                 "rows {}: {} {} > {} {} (they feed {})",
-                self.label,
+                self.label(),
                 w[0].0,
                 f(w[0].1),
                 w[1].0,
                 f(w[1].1),
-                self.fed.as_deref().unwrap_or_default()
+                self.fed.unwrap_or_default()
             ));
         }
         let mean = get(StatKey::Mean)?;
         (lo.is_some_and(|lo| mean < lo) || hi.is_some_and(|hi| mean > hi)).then(|| {
             format!(
                 "rows {}: mean {} is outside min..max (they feed {})",
-                self.label,
+                self.label(),
                 f(mean),
-                self.fed.as_deref().unwrap_or_default()
+                self.fed.unwrap_or_default()
             )
         })
     }
 }
 
 /// The printed statistic groups with a row that fed a figure and a row that fed none.
-fn fed_row_groups(run: &Run) -> Vec<RowGroup> {
+fn fed_row_groups(run: &Run) -> Vec<RowGroup<'_>> {
     let mut groups: Vec<RowGroup> = Vec::new();
     for row in &run.rows {
         let Some(value) = row.value.as_deref() else { continue };
@@ -127,17 +138,17 @@ fn fed_row_groups(run: &Run) -> Vec<RowGroup> {
         };
         let (Some(key), false) = (StatKey::parse(stat), base.trim().is_empty()) else { continue };
         let Some((crate::value::Token::Number { value, .. }, _)) = crate::value::lex(value) else { continue };
-        let name = format!("{}{base}", row.section.as_deref().map(|s| format!("{s} / ")).unwrap_or_default());
-        let i = match groups.iter().position(|g| g.label == name) {
+        let section = row.section.as_deref();
+        let i = match groups.iter().position(|g| g.base == base && g.section == section) {
             Some(i) => i,
             None => {
-                groups.push(RowGroup { label: name, fed: None, unfed: false, stats: Vec::new() });
+                groups.push(RowGroup { section, base, fed: None, unfed: false, stats: Vec::new() });
                 groups.len() - 1
             }
         };
         match &row.field {
             Some(field) => {
-                groups[i].fed.get_or_insert_with(|| field.clone());
+                groups[i].fed.get_or_insert(field.as_str());
             }
             None => groups[i].unfed = true,
         }
