@@ -315,6 +315,15 @@ mod tests {
     }
 
     proptest! {
+        /// A row label is cut where `str::rsplit_once` cuts it (`Label (avg)`, `Label p25`).
+        #[test]
+        fn a_label_is_cut_as_the_str_split_cuts_it(label in "[a-zé ()p0-9.]{0,24}") {
+            let by_str = label.strip_suffix(')').and_then(|l| l.rsplit_once(" (")).or_else(|| label.rsplit_once(' '));
+            prop_assert_eq!(super::values::split_stat(&label), by_str);
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
         /// The lemmas the rules rest on, for numpy's interpolated percentile.
