@@ -157,7 +157,7 @@ pub fn extract(block: &Block) -> Extracted {
             });
             continue;
         }
-        if spec_block.noise.iter().any(|n| n.is_match(trimmed)) {
+        if spec_block.noise_first.may_match(trimmed) && spec_block.noise.iter().any(|n| n.is_match(trimmed)) {
             continue;
         }
         let Some((label, value)) = row else {

@@ -236,6 +236,7 @@ fn block(cx: &Source, b: &RawBlock) -> Result<BlockSpec, Error> {
         end_after_label: b.end_after_label.as_ref().map(|l| normalize_label(l)),
         section,
         section_strip: b.section_strip.clone(),
+        noise_first: FirstBytes::of_any(b.noise.iter().map(|s| s.get_ref().as_str())),
         noise: b.noise.iter().map(|s| cx.regex(s, "block.noise")).collect::<Result<_, _>>()?,
         table,
         groups,

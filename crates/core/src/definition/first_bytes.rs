@@ -26,6 +26,18 @@ impl FirstBytes {
         FirstBytes(Some(table))
     }
 
+    /// Of several patterns: a text may match one of them when it may match any.
+    pub fn of_any<'a>(res: impl IntoIterator<Item = &'a str>) -> FirstBytes {
+        let mut table = Box::new([false; 256]);
+        for re in res {
+            let FirstBytes(Some(t)) = FirstBytes::of(Some(re)) else { return FirstBytes(None) };
+            for (all, one) in table.iter_mut().zip(t.iter()) {
+                *all |= *one;
+            }
+        }
+        FirstBytes(Some(table))
+    }
+
     /// False only when the regular expression cannot match `text`.
     pub fn may_match(&self, text: &str) -> bool {
         match &self.0 {

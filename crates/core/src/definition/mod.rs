@@ -231,6 +231,8 @@ pub struct BlockSpec {
     /// What `end` and `section` can start with: most lines of a block are rows, and are not tried.
     pub end_first: FirstBytes,
     pub section_first: FirstBytes,
+    /// What a `noise` line can start with (every row of the block is tried).
+    pub noise_first: FirstBytes,
 }
 
 /// Figures printed as stat groups (`[block.groups]`, llmperf's stdout): a header line names the

@@ -8,6 +8,11 @@ fn first_bytes_of_anchored_patterns() {
     // Not anchored, or matching the empty text: no filter.
     assert!(fb("=+$").may_match("x") && fb("^x*$").may_match("") && fb("^x*$").may_match("y"));
     assert!(FirstBytes::of(None).may_match("anything"));
+    // Of several: the union, unknown when one is.
+    let noise = FirstBytes::of_any(["^=+!FAILED", "^-+x"]);
+    assert!(noise.may_match("==!FAILED") && noise.may_match("--x") && !noise.may_match("Mean TTFT (ms): 1"));
+    assert!(FirstBytes::of_any(["^=+", "x"]).may_match("Mean"));
+    assert!(!FirstBytes::of_any([]).may_match("Mean"));
 }
 
 #[test]
