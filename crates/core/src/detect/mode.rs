@@ -2,8 +2,6 @@
 //! a block of a table format. A handler reads one line into the open block and says what the line
 //! did to it ([`Step`]); the scanner carries that out (ends the block, starts the next one).
 
-use std::collections::HashMap;
-
 use super::known::KnownLabels;
 use super::line::{table_row, value_cells};
 use super::prefix::Prefix;
@@ -11,6 +9,7 @@ use super::wrap::{self, Kept};
 use super::{BlockEnd, BodyRow, ContextLine, MAX_LOOKAHEAD, MAX_NOISE_RUN, table};
 use crate::definition::{BlockSpec, CellStyle, Definition, TableSpec};
 use crate::input::Line;
+use rustc_hash::FxHashMap;
 
 /// The definitions whose banner a line holds, and where the banner starts in it.
 pub(super) type Hit<'d> = (Vec<&'d Definition>, usize);
@@ -27,7 +26,7 @@ pub(super) struct Open<'d> {
     pub prefix: Prefix,
     pub body: Vec<Line>,
     pub last_row_line: usize,
-    pub context: HashMap<String, ContextLine>,
+    pub context: FxHashMap<String, ContextLine>,
     pub notes: Vec<crate::report::Note>,
 }
 

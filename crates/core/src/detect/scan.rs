@@ -1,6 +1,6 @@
 //! The scanner: lines in, blocks out (see the [module documentation](super)).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::known::KnownLabels;
 use super::line::{has_escaped_newline, table_row, value_cells};
@@ -27,7 +27,7 @@ pub struct Scanner<'d> {
     /// definitions ([`Definitions::literals`]): outside a block, a buffer is skipped up to the
     /// first of them, and a line with none of them is not decoded.
     literals: &'d Literals,
-    context: HashMap<String, ContextLine>,
+    context: FxHashMap<String, ContextLine>,
     open: Option<Mode<'d>>,
     blocks: usize,
     ready: std::collections::VecDeque<Block<'d>>,
@@ -59,6 +59,11 @@ pub struct Scanner<'d> {
 /// Most things passed over that the "nothing found" message names.
 const MAX_PASSED_OVER: usize = 3;
 
+/// Room for the context lines a block usually has (an argument dump's arguments a definition
+/// reads, a few labels): the map is not grown, and rehashed, line by line. (Its order is never
+/// read: the block's context lines are sorted by line and label.)
+const CONTEXT_ROOM: usize = 16;
+
 struct Held<'d> {
     block: Block<'d>,
     /// The trailer waited for; none: the block is held only for the first line after it, which
@@ -80,7 +85,7 @@ impl<'d> Scanner<'d> {
             known: KnownLabels { defs: text_defs.clone(), cache: Default::default(), primed: None, primed_line: None },
             text_defs,
             literals: defs.literals(),
-            context: HashMap::new(),
+            context: FxHashMap::default(),
             open: None,
             blocks: 0,
             ready: Default::default(),
@@ -392,7 +397,7 @@ impl<'d> Scanner<'d> {
                     prefix: Prefix::None,
                     body: vec![Line { number, text: format!("{label}: {value}"), truncated: line.truncated }],
                     last_row_line: number,
-                    context: std::mem::take(&mut self.context),
+                    context: self.take_context(),
                     notes: Vec::new(),
                 }));
                 return;
@@ -488,6 +493,11 @@ impl<'d> Scanner<'d> {
         }
     }
 
+    /// The context lines before the block that is opening, which takes them.
+    fn take_context(&mut self) -> FxHashMap<String, ContextLine> {
+        std::mem::replace(&mut self.context, FxHashMap::with_capacity_and_hasher(CONTEXT_ROOM, Default::default()))
+    }
+
     /// An argument dump: each argument a definition reads, as a context line `args.NAME:`, when
     /// the dump names every argument some definition `requires` (else it is another program's).
     fn note_args(&mut self, line: &Line) {
@@ -496,8 +506,14 @@ impl<'d> Scanner<'d> {
         if !self.literals.args_requires.iter().any(|req| req.iter().all(|r| names.contains(&r.as_str()))) {
             return;
         }
+        // The lengths of the names read (the last bit for any longer one): a dump has a hundred
+        // arguments and the definitions read a few, so most are passed over on their length.
+        let bit = |len: usize| 1u128 << len.min(127);
+        let lengths = self.literals.context_args.iter().fold(0u128, |m, (n, _)| m | bit(n.len()));
         for (name, value) in args {
-            // (Compared by name: a dump has a hundred arguments and the definitions read a few.)
+            if lengths & bit(name.len()) == 0 {
+                continue;
+            }
             if let Some((_, label)) = self.literals.context_args.iter().find(|(n, _)| n == name) {
                 let label = label.clone();
                 self.context.insert(label.clone(), ContextLine { line: line.number, label, value: value.to_string() });
@@ -549,7 +565,7 @@ impl<'d> Scanner<'d> {
             prefix,
             body,
             last_row_line: number,
-            context: std::mem::take(&mut self.context),
+            context: self.take_context(),
             notes: Vec::new(),
         };
         self.open = Some(match grid {

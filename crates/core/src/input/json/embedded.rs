@@ -206,11 +206,36 @@ impl Finder {
         let mut i = 0;
         while i < bytes.len() {
             let Some(c) = self.candidate.as_mut() else {
-                let Some(j) = memchr::memchr(b'{', &bytes[i..]) else {
-                    self.count_lines(&bytes[i..]);
-                    return;
+                // The usual piece, a line at a time, is answered by one search: the first `{` or
+                // line break (bytes before a `{` found so hold no line break).
+                let rest = &bytes[i..];
+                let first = memchr::memchr2(b'{', b'\n', rest);
+                let j = match first {
+                    Some(k) if rest[k] == b'{' => {
+                        self.col += chars(&rest[..k]);
+                        k
+                    }
+                    // One line, ended by the piece's last byte: no `{` in it.
+                    Some(k) if k + 1 == rest.len() => {
+                        if !self.fixed_line {
+                            self.line += 1;
+                        }
+                        self.col = 0;
+                        return;
+                    }
+                    None => {
+                        self.col += chars(rest);
+                        return;
+                    }
+                    Some(_) => {
+                        let Some(j) = memchr::memchr(b'{', rest) else {
+                            self.count_lines(rest);
+                            return;
+                        };
+                        self.count_lines(&rest[..j]);
+                        j
+                    }
                 };
-                self.count_lines(&bytes[i..i + j]);
                 self.candidate = Some(Candidate {
                     line: self.line,
                     buf: vec![b'{'],
