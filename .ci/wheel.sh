@@ -60,6 +60,11 @@ VERSION=$(sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
 [ -n "$VERSION" ] || fail "no version in Cargo.toml"
 
 export CARGO_TARGET_DIR="${WHEEL_TARGET_DIR:-$ROOT/target/wheel-pep517}"
+# The wheel CI builds keeps the profile it had before the release profile became fat LTO with one
+# codegen unit (docs/decisions.md, "The release build"): that profile took this build from about
+# 3 to 11 minutes on 2 cores, most of CI's time. Set both to "fat" and 1 to build a wheel to ship.
+export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-thin}"
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-4}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench-normalize-wheel.XXXXXX")
 cleanup() { rm -rf "$TMP"; }
 trap cleanup EXIT
