@@ -145,12 +145,23 @@ fn round_clear_of_half(y: f64) -> Option<f64> {
     Some(if frac > 0.5 { floor + 1.0 } else { floor })
 }
 
-/// `s.parse::<f64>()` of plain decimal digits with at most one point (`140.14`, `16`, `.5`),
-/// by Clinger's fast path: with at most 15 digits, the digits as an integer (below 2^53, exact)
-/// divided by an exact power of ten is one correctly rounded operation, which is the parser's
-/// answer. `None` for anything else (a sign, an exponent, more digits): the caller parses it.
+/// `s.parse::<f64>()`, the same bits, fast for what the tools print: a sign, then plain decimal
+/// digits with at most one point ([`parse_plain`]); anything else goes to the standard parser.
 /// Every printed figure is read through here, most of them more than once.
-pub fn parse_plain(s: &[u8]) -> Option<f64> {
+pub fn parse(s: &str) -> Option<f64> {
+    let (sign, digits) = match s.as_bytes() {
+        [b'-', rest @ ..] => (-1.0, rest),
+        [b'+', rest @ ..] => (1.0, rest),
+        all => (1.0, all),
+    };
+    parse_plain(digits).map(|v| sign * v).or_else(|| s.parse().ok())
+}
+
+/// Plain decimal digits with at most one point (`140.14`, `16`, `.5`), by Clinger's fast path:
+/// with at most 15 digits, the digits as an integer (below 2^53, exact) divided by an exact power
+/// of ten is one correctly rounded operation, which is the standard parser's answer. `None` for
+/// anything else (an exponent, more digits).
+fn parse_plain(s: &[u8]) -> Option<f64> {
     let (mut m, mut digits, mut decimals) = (0u64, 0usize, None::<usize>);
     for &c in s {
         match c {
@@ -324,6 +335,10 @@ mod tests {
             }
         }
         assert!(fast > texts.len() / 2, "{fast} of {}", texts.len());
+        // With a sign, and whatever the fast path leaves: the standard parser's answer.
+        for t in texts.iter().flat_map(|t| [t.clone(), format!("-{t}"), format!("+{t}"), format!("--{t}")]) {
+            assert_eq!(parse(&t).map(f64::to_bits), t.parse::<f64>().ok().map(f64::to_bits), "{t}");
+        }
     }
 
     #[test]

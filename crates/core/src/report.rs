@@ -766,15 +766,8 @@ pub(crate) fn printed_slack(row_value: &str, figure: f64) -> Option<f64> {
         return None;
     }
     // (Without a copy when there is no thousands separator, the usual case.)
-    let plain = |t: &str| {
-        let (sign, digits) = match t.as_bytes() {
-            [b'-', rest @ ..] => (-1.0, rest),
-            [b'+', rest @ ..] => (1.0, rest),
-            all => (1.0, all),
-        };
-        crate::number::parse_plain(digits).map(|v| sign * v).or_else(|| t.parse().ok())
-    };
-    let number: f64 = if token.contains(',') { token.replace(',', "").parse().ok()? } else { plain(token)? };
+    let number =
+        if token.contains(',') { crate::number::parse(&token.replace(',', ""))? } else { crate::number::parse(token)? };
     let decimals = token.bytes().position(|c| c == b'.').map_or(0, |at| token.len() - at - 1) as i32;
     // The row's unit against the figure's (seconds printed, milliseconds kept).
     let scale = if number != 0.0 && figure != 0.0 { (figure / number).abs() } else { 1.0 };

@@ -112,7 +112,7 @@ pub fn lex(text: &str) -> Option<(Token, &str)> {
         && b.iter().all(|c| c.is_ascii_digit() || *c == b'.')
         && b.iter().filter(|c| **c == b'.').count() <= 1
     {
-        let value = crate::number::parse_plain(b).or_else(|| text.parse().ok()).unwrap_or(f64::NAN);
+        let value = crate::number::parse(text).unwrap_or(f64::NAN);
         return Some((Token::Number { value, grouped: false }, ""));
     }
     let (rest, tok) = token(text).ok()?;

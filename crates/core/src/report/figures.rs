@@ -308,7 +308,7 @@ impl StatKey {
         if num.is_empty() || !num.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
             return None;
         }
-        let p = crate::number::parse_plain(num.as_bytes()).or_else(|| num.parse().ok())?;
+        let p = crate::number::parse(num)?;
         (0.0..=100.0).contains(&p).then_some(StatKey::P(p))
     }
 
