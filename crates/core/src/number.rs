@@ -132,7 +132,7 @@ fn round_clear_of_half(y: f64) -> Option<f64> {
 }
 
 /// `s.parse::<f64>()`, the same bits, fast for what the tools print: a sign, then plain decimal
-/// digits with at most one point ([`parse_plain`]); anything else goes to the standard parser.
+/// digits with at most one point (`parse_plain`); anything else goes to the standard parser.
 /// Every printed figure is read through here, most of them more than once.
 pub fn parse(s: &str) -> Option<f64> {
     let (sign, digits) = match s.as_bytes() {
