@@ -601,6 +601,31 @@ mod tests {
         assert_eq!(doc.array("generated_texts"), Some(&Array::Counted(2)));
     }
 
+    /// A document long enough for its gap lists to be read on several threads (where the machine
+    /// has them) gives each request's count and sum, in order, as serde_json reads them.
+    #[test]
+    fn a_long_gap_array_is_read_whole_and_in_order() {
+        let arrays = vllm_arrays();
+        let requests: Vec<String> =
+            (0..100_000).map(|r| format!("[{}]", vec![format!("0.{r:07}2013034376606"); r % 9].join(", "))).collect();
+        let text = format!(r#"{{"itls": [{}], "ttfts": [0.5]}}"#, requests.join(", "));
+        assert!(text.len() > 2 * fast::MIN_PART, "{} bytes", text.len());
+        let fast = read_doc_fast(text.as_bytes(), &arrays, 1).unwrap();
+        let mut de = serde_json::Deserializer::from_slice(text.as_bytes());
+        let slow = DocSeed { arrays: &arrays, line: 1 }.deserialize(&mut de).unwrap();
+        let (Some(Array::Gaps { counts, sums }), Some(Array::Gaps { counts: want, sums: exact })) =
+            (fast.array("itls"), slow.array("itls"))
+        else {
+            panic!("no gap array")
+        };
+        assert_eq!(counts, want);
+        let (approx, exact) = (sums.approx().unwrap(), exact.read().unwrap());
+        assert_eq!(approx.len(), exact.len());
+        for (r, (a, e)) in approx.iter().zip(exact.iter()).enumerate() {
+            assert!((a - e).abs() <= 1e-14 * e.abs(), "request {r}: {a} {e}");
+        }
+    }
+
     /// The fast path reads what the slow path reads, or gives up; it never accepts what the slow
     /// path rejects.
     #[test]
