@@ -715,6 +715,32 @@ fn a_block_closed_by_another_blocks_closing_line_is_said_to_be() {
     assert_eq!(whole[0].reported, alone[0].reported);
 }
 
+/// A block cut off by a whole one, and then the next run's start as vLLM prints it: its
+/// `Maximum request concurrency: 128` line (a label of the block's tool) right after the whole
+/// block's closing line, then its progress bar and its block. One row of the tool after a closing
+/// line is how a run starts, not the rest of a block: the whole blocks are accepted, with their
+/// own figures (the bench log's concatenated samples found this).
+#[test]
+fn a_runs_start_after_a_closing_line_is_not_the_rest_of_a_block() {
+    let (a, b, c) = (result_block("vllm-s2"), result_block("vllm-s3"), result_block("vllm-s2"));
+    let top = a.iter().position(|l| l.contains("Time to First Token")).unwrap();
+    let mut text: Vec<String> = a[..top].to_vec();
+    text.extend(b.iter().cloned());
+    text.push("Maximum request concurrency: 128".into());
+    text.push("100%|##########| 200/200 [00:41<00:00,  4.80it/s]".into());
+    text.extend(c.iter().cloned());
+    let text: String = text.iter().map(|l| format!("{l}\n")).collect();
+    let runs = common::run_all(text.as_bytes(), "back to back").unwrap();
+    let whole: Vec<_> = runs.iter().filter(|r| r.verdict == bench_normalize::report::Verdict::Accepted).collect();
+    assert_eq!(whole.len(), 2, "{runs:?}");
+    for (run, block) in whole.iter().zip([&b, &c]) {
+        let alone =
+            common::run_all(block.iter().map(|l| format!("{l}\n")).collect::<String>().as_bytes(), "alone").unwrap();
+        assert_eq!(run.derived.tpot_ms.mean, alone[0].derived.tpot_ms.mean);
+        assert_eq!(run.reported, alone[0].reported);
+    }
+}
+
 /// SGLang's banner cuts vLLM's block off, and SGLang's block takes vLLM's later rows (CI's case):
 /// `Mean E2EL (ms)`, which only vLLM prints, gives it away.
 #[test]

@@ -76,6 +76,9 @@ struct Held<'d> {
     prefix: Prefix,
     /// Lines left to look at for the block's `[[footer]]` lines (0: not held for them).
     footer: usize,
+    /// A row of the block's tool that came first after its closing line: the rest of another
+    /// block if the next line is one of that tool's too ([`Scanner::look_after`]).
+    after: Option<(usize, String)>,
 }
 
 impl<'d> Scanner<'d> {
@@ -645,7 +648,7 @@ impl<'d> Scanner<'d> {
         let look_after = matches!(block.end, BlockEnd::Closed(_)) && block.neighbour.is_some();
         let footer = if trailer.is_some() || look_after { 0 } else { self.footer_lines(&block) };
         if trailer.is_some() || look_after || footer > 0 {
-            self.held = Some(Held { block, trailer, gap: 0, open: false, prefix, footer });
+            self.held = Some(Held { block, trailer, gap: 0, open: false, prefix, footer, after: None });
         } else {
             self.ready.push_back(block);
         }

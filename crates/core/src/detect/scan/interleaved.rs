@@ -1,6 +1,7 @@
 //! Signs that the rows of two results are mixed in one block (blocks interleaved line by line,
 //! or one pasted into another), found while the lines are at hand: a row only the other
-//! result's tool prints, and the rest of a block after the closing line that closed this one.
+//! result's tool prints, and the rest of a block (two of its lines) after the closing line that
+//! closed this one.
 //! `pipeline::run_of_block` reads them.
 
 use super::super::known::KnownLabels;
@@ -10,11 +11,14 @@ use crate::definition::Definition;
 use crate::input::Line;
 
 impl<'d> Scanner<'d> {
-    /// The first line that is not blank after a closed block that cut another result's block off
-    /// (or was cut into): a row or section header of the block's own tool there (a section its
-    /// definition reads rows under, not any dashed line), with no banner
-    /// of its own, is the rest of a block whose closing line closed this one early. Noted in the
-    /// block (`after_close`); the line is then read as usual.
+    /// The first two lines that are not blank after a closed block that cut another result's
+    /// block off (or was cut into): rows or section headers of the block's own tool there (a
+    /// section its definition reads rows under, not any dashed line), or one and then the tool's
+    /// closing line, with no banner of their own, are the rest of a block whose closing line
+    /// closed this one early. Noted in the block (`after_close`); the lines are then read as
+    /// usual. One row alone is not enough: a tool prints some of its labels outside its block
+    /// too (vLLM's `Maximum request concurrency: 128` before a run's progress bar), and a log of
+    /// runs back to back puts that line right after the closing line of the run before.
     pub(super) fn look_after(&mut self, line: &Line) {
         let Some(h) = self.held.as_mut() else { return };
         // (A blank line carries the block's prefix too: a logger's timestamp before nothing.)
@@ -32,11 +36,24 @@ impl<'d> Scanner<'d> {
                 .filter(|n| !n.is_empty() && def.reads_section(n))
                 .map(|n| format!("{n} section header")),
         };
-        if let Some(h) = self.held.as_mut()
-            && let Some(n) = h.block.neighbour.as_deref_mut()
-            && let Some(label) = found
-        {
-            n.after_close = Some((line.number, label));
+        let Some(h) = self.held.as_mut() else { return };
+        match (h.after.take(), found) {
+            (None, Some(label)) => {
+                h.after = Some((line.number, label));
+                return;
+            }
+            (Some(first), found) => {
+                let closes = || {
+                    let end = def.block.as_ref().and_then(|b| b.end.as_ref());
+                    end.is_some_and(|end| end.is_match(crate::lex::trim(text)))
+                };
+                if (found.is_some() || closes())
+                    && let Some(n) = h.block.neighbour.as_deref_mut()
+                {
+                    n.after_close = Some(first);
+                }
+            }
+            (None, None) => {}
         }
         self.release();
     }
