@@ -310,16 +310,6 @@ impl<R: BufRead> BufRead for Mixed<R> {
             // UTF-8: from what was read ahead, else from the inner buffer, up to a place where
             // UTF-16 may start; there, look ahead to tell.
             let from_look = self.look_at < self.look.len();
-            // The usual call (a line at a time): the rest of an inner buffer already passed over,
-            // handed on as it is, without searching it again.
-            if !from_look && self.clear > 0 {
-                let len = self.inner.fill_buf().map_or(0, <[u8]>::len);
-                if len > 0 && len <= self.clear {
-                    self.clear = len;
-                    self.served = Served::Inner;
-                    return self.inner.fill_buf();
-                }
-            }
             let source: &[u8] = if from_look {
                 &self.look[self.look_at..]
             } else {
@@ -334,7 +324,8 @@ impl<R: BufRead> BufRead for Mixed<R> {
                 return Ok(&[]);
             }
             // Pass over the bytes that start no UTF-16 (a stray NUL, an invalid byte), up to one
-            // that does, or one too near the end of what is in hand to tell.
+            // that does, or one too near the end of what is in hand to tell. The rest of a buffer
+            // already passed over (`clear`) is not searched again.
             let mut i = self.clear.min(source.len());
             let at = loop {
                 match memchr::memchr3(0, 0xfe, 0xff, &source[i..]) {
