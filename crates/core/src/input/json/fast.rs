@@ -184,20 +184,22 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Past a number's integer part as JSON's grammar has it (digits, no leading zero): how many
-    /// digits; None when there is none or it has a leading zero.
-    fn int_part(&mut self) -> Option<usize> {
-        match self.digits() {
-            0 => None,
-            n if n > 1 && self.b[self.i - n] == b'0' => None,
-            n => Some(n),
+    /// Past a number's integer part as JSON's grammar has it (digits, no leading zero), read by
+    /// `run` ([`digits`](Self::digits) or [`valued_digits`](Self::valued_digits)): how many
+    /// digits, and what `run` gives with them; None when there is none or it has a leading zero.
+    #[inline(always)]
+    fn int_part<T>(&mut self, run: impl FnOnce(&mut Self) -> (usize, T)) -> Option<(usize, T)> {
+        match run(self) {
+            (0, _) => None,
+            (n, _) if n > 1 && self.b[self.i - n] == b'0' => None,
+            read => Some(read),
         }
     }
 
     /// Past a number of JSON's grammar; the longest run of digits, and of exponent digits.
     fn number(&mut self) -> Option<(usize, usize)> {
         let _ = self.eat(b'-');
-        let int = self.int_part()?;
+        let (int, ()) = self.int_part(|p| (p.digits(), ()))?;
         let mut longest = int;
         if self.eat(b'.').is_some() {
             let frac = self.digits();
@@ -379,7 +381,7 @@ impl<'a> Parser<'a> {
         // Each cut: after a request's closing bracket past the even share, white space, a comma.
         let mut cuts = vec![open + 1];
         for k in 1..parts {
-            let from = (open + (close - open) * k / parts).max(*cuts.last()?);
+            let from = (open + (close - open) * k / parts).max(cuts[cuts.len() - 1]);
             let Some(end) = memchr::memchr(b']', &b[from..close]) else { break };
             let mut p = Parser { b, i: from + end + 1 };
             p.ws();
@@ -445,11 +447,7 @@ impl<'a> Parser<'a> {
     /// ([`crate::derive::requests`]), never a printed figure.
     fn gap(&mut self) -> Option<f64> {
         let negative = self.eat(b'-').is_some();
-        let leading_zero = self.peek() == Some(b'0');
-        let (int, mut mantissa) = self.valued_digits();
-        if int == 0 || (int > 1 && leading_zero) {
-            return None;
-        }
+        let (int, mut mantissa) = self.int_part(Self::valued_digits)?;
         let mut scale = 0i32;
         let mut longest = int;
         if self.eat(b'.').is_some() {
