@@ -2,6 +2,7 @@
 """Generate the benchmark inputs of bench/run.sh (Python 3 standard library only).
 
     python3 bench/generate.py [OUT_DIR] [--mb 200] [--noise 0.8] [--requests 100000] [--seed 20250828]
+                              [--log-name big]
 
 OUT_DIR defaults to bench/out/ (git-ignored). Writes:
 
@@ -20,7 +21,9 @@ OUT_DIR defaults to bench/out/ (git-ignored). Writes:
   detailed.expected.json  the expected per-request TPOT, (latency_i - ttft_i) / (output_len_i - 1),
                           request-weighted mean, p50, p99, in ms.
 
-Prints the block count of big.log as `blocks: N`. Deterministic: the same arguments give the
+--log-name NAME writes NAME.log and NAME.meta.json instead (bench/run.sh also makes dense.log,
+--noise 0: the samples back to back, and server.log, --noise 0.99: a server log with a few
+blocks). Prints the block count of the log as `blocks: N`. Deterministic: the same arguments give the
 same bytes. --only log|json generates one of the two.
 """
 
@@ -391,7 +394,8 @@ def generate_log(path, mb, noise_share, seed):
             # noise before the next sample: keep the noise share near the target on average
             want_noise = (block_bytes + 1700) * noise_share / (1.0 - noise_share)
             deficit = want_noise - noise_bytes
-            if rng.random() < 0.005:  # now and then a long server-log run (~60-700 KB)
+            # now and then a long server-log run (~60-700 KB); none in a log without noise
+            if noise_share > 0 and rng.random() < 0.005:
                 n = put(noise.long_run())
                 noise_bytes += n
                 total += n
@@ -562,16 +566,18 @@ def main():
     ap.add_argument("--requests", type=int, default=100_000, help="requests in detailed.json")
     ap.add_argument("--seed", type=int, default=20250828)
     ap.add_argument("--only", choices=("log", "json"), help="generate only big.log or only detailed.json")
+    ap.add_argument("--log-name", default="big", help="the log's file name without .log (default big): "
+                    "NAME.log and NAME.meta.json")
     a = ap.parse_args()
     if not 0.0 <= a.noise < 1.0:
         ap.error("--noise must be in [0, 1)")
     os.makedirs(a.out, exist_ok=True)
     if a.only in (None, "log"):
-        meta = generate_log(os.path.join(a.out, "big.log"), a.mb, a.noise, a.seed)
-        with open(os.path.join(a.out, "big.meta.json"), "w") as f:
+        meta = generate_log(os.path.join(a.out, a.log_name + ".log"), a.mb, a.noise, a.seed)
+        with open(os.path.join(a.out, a.log_name + ".meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
             f.write("\n")
-        print(f"big.log: {meta['bytes'] / 1e6:.1f} MB, {meta['noise_share'] * 100:.1f}% noise, "
+        print(f"{a.log_name}.log: {meta['bytes'] / 1e6:.1f} MB, {meta['noise_share'] * 100:.1f}% noise, "
               f"from {meta['samples_used']} sample logs", file=sys.stderr)
         print(f"blocks: {meta['blocks']}")
     if a.only in (None, "json"):

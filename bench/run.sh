@@ -137,6 +137,17 @@ if [ "$need_log" = 1 ]; then
   log "generating big.log (--mb $MB)"
   "$PY" bench/generate.py "$OUT" --mb "$MB" --only log || exit 2
 fi
+# issue 33's two text workloads: dense.log, the samples back to back (every run reported), and
+# server.log, a server log with a block now and then (99% of the bytes are noise)
+for spec in dense:0 server:0.99; do
+  name="${spec%%:*}"; noise="${spec#*:}"
+  if [ "$REGEN" = 1 ] || [ ! -s "$OUT/$name.log" ] || [ ! -s "$OUT/$name.meta.json" ] ||
+     [ "$(meta_get "$OUT/$name.meta.json" 'float(d["params"]["mb"])')" != "$("$PY" -c "print(float($MB))")" ] ||
+     [ "$(stat -c %s "$OUT/$name.log")" != "$(meta_get "$OUT/$name.meta.json" 'd["bytes"]')" ]; then
+    log "generating $name.log (--mb $MB --noise $noise)"
+    "$PY" bench/generate.py "$OUT" --mb "$MB" --noise "$noise" --only log --log-name "$name" >/dev/null || exit 2
+  fi
+done
 if [ "$need_json" = 1 ]; then
   log "generating detailed.json (--requests $REQUESTS; takes ~30 s for 100k)"
   "$PY" bench/generate.py "$OUT" --requests "$REQUESTS" --only json || exit 2
@@ -166,6 +177,8 @@ if [ "$REGEN" = 1 ] || [ ! -s "$STORE_LOG" ]; then
 fi
 echo "$FINGERPRINT" >"$OUT/inputs.fingerprint"
 BIG="$OUT/big.log"
+DENSE="$OUT/dense.log"
+SERVER="$OUT/server.log"
 DET="$OUT/detailed.json"
 SMALL="$ROOT/samples/captured/vllm-s2.stdout.txt"
 BLOCKS="$(meta_get "$OUT/big.meta.json" 'd["blocks"]')"
@@ -190,7 +203,7 @@ once() {
 }
 
 log "warming the page cache"
-cat "$BIG" "$DET" "$SMALL" "$BN" ${WBN:+"$WBN"} "$MANY"/*.txt "$OUT/many.all.log" "$STORE_LOG" >/dev/null
+cat "$BIG" "$DENSE" "$SERVER" "$DET" "$SMALL" "$BN" ${WBN:+"$WBN"} "$MANY"/*.txt "$OUT/many.all.log" "$STORE_LOG" >/dev/null
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The repetitions are interleaved (round-robin over the commands) so that a change of machine
@@ -207,6 +220,15 @@ for ((rep = 1; rep <= REPS; rep++)); do
   once py_text_naive "$BIG" "$rep" "$PY" bench/baseline_regex.py --text "$BIG"
   # (not to /dev/null: GNU grep notices a /dev/null stdout and stops at the first match)
   SINK="$OUT/grep.count" once grep_text "$BIG" "$rep" grep -F -c 'Serving Benchmark Result' "$BIG"
+  # issue 33: the dense log, the report written to a file (the default JSON document, and CSV);
+  # the server log
+  SINK="$OUT/dense.bn.json" once bn_dense "$DENSE" "$rep" "$BN" "$DENSE"
+  SINK="$OUT/dense.bn.csv" once bn_dense_csv "$DENSE" "$rep" "$BN" --format csv "$DENSE"
+  once py_dense "$DENSE" "$rep" "$PY" bench/baseline_regex.py "$DENSE"
+  SINK="$OUT/grep.dense.count" once grep_dense "$DENSE" "$rep" grep -F -c 'Serving Benchmark Result' "$DENSE"
+  SINK="$OUT/server.bn.json" once bn_server "$SERVER" "$rep" "$BN" "$SERVER"
+  once py_server "$SERVER" "$rep" "$PY" bench/baseline_regex.py "$SERVER"
+  SINK="$OUT/grep.server.count" once grep_server "$SERVER" "$rep" grep -F -c 'Serving Benchmark Result' "$SERVER"
   # many small logs: in parallel, one per core, vs the same bytes as one file, vs Python
   once bn_many "$OUT/many.all.log" "$rep" "$BN" --format jsonl "$MANY"/*.txt
   once bn_many_one "$OUT/many.all.log" "$rep" "$BN" --format jsonl "$OUT/many.all.log"
@@ -265,6 +287,10 @@ log "correctness: runs found in big.log, per-request TPOT of detailed.json"
 "$BN" --format jsonl "$BIG" >"$OUT/big.bn.jsonl" 2>"$OUT/big.bn.stderr"
 echo $? >"$OUT/big.bn.rc"
 "$PY" bench/baseline_regex.py "$BIG" >"$OUT/big.py.jsonl" 2>/dev/null
+for name in dense server; do
+  "$BN" --format jsonl "$OUT/$name.log" >"$OUT/$name.bn.jsonl" 2>/dev/null
+  echo $? >"$OUT/$name.bn.rc"
+done
 "$BN" --format jsonl "$DET" >"$OUT/detailed.bn.jsonl" 2>"$OUT/detailed.bn.stderr"
 echo $? >"$OUT/detailed.bn.rc"
 "$PY" bench/baseline_json.py "$DET" >"$OUT/detailed.py.json" 2>/dev/null
@@ -401,6 +427,28 @@ if "serialize_s" in ser:
     rows.append(["", "writing the report alone (`examples/serialize_only.rs`)", "", f"{ser['serialize_s']:.3f}", "", "", "", "",
                  "", f"for reference: the {int(ser['runs'])} runs ({ser['bytes'] / 1e6:.0f} MB of JSON Lines) already in memory, "
                  f"written again on one core (fastest of {int(ser['reps'])}); the Python baseline writes {os.path.getsize(os.path.join(out, 'big.py.jsonl')) / 1e6:.0f} MB"])
+# issue 33's workloads: the dense log (JSON and CSV written to a file) and the server log
+def grep_lines(name):
+    try:
+        return int(open(os.path.join(out, f"grep.{name}.count")).read().strip())
+    except (OSError, ValueError):
+        return None
+W33 = {}
+for name in ("dense", "server"):
+    wm = json.load(open(os.path.join(out, f"{name}.meta.json")))
+    runs = read_jsonl(os.path.join(out, f"{name}.bn.jsonl"))
+    W33[name] = dict(meta=wm, runs=runs, rc=int(open(os.path.join(out, f"{name}.bn.rc")).read()),
+                     bn=M[f"bn_{name}"], py=M[f"py_{name}"], grep=M[f"grep_{name}"], grep_lines=grep_lines(name))
+for name, what in (("dense", "the samples back to back, no noise between them"), ("server", "a server log")):
+    w = W33[name]
+    w_bn, w_py, w_gr = w["bn"], w["py"], w["grep"]
+    row(f"{name}.log: {w_bn['bytes'] / 1e6:.0f} MB, {w['meta']['blocks']} blocks, {w['meta']['noise_share'] * 100:.0f}% of the bytes outside blocks ({what})",
+        f"`bench-normalize {name}.log > report.json` (the default)", w_bn, w_py["wall"] / w_bn["wall"], w_bn["wall"] / w_gr["wall"], verdicts(w["runs"]))
+    if name == "dense":
+        w_csv = M["bn_dense_csv"]
+        row("", "`bench-normalize --format csv dense.log > report.csv`", w_csv, w_py["wall"] / w_csv["wall"], w_csv["wall"] / w_gr["wall"], "")
+    row("", f"`python3 bench/baseline_regex.py {name}.log`", w_py, 1.0, w_py["wall"] / w_gr["wall"], "the baseline")
+    row("", f"`grep -F -c 'Serving Benchmark Result' {name}.log`", w_gr, w_py["wall"] / w_gr["wall"], 1.0, "the floor")
 m_bn, m_one, m_py = M["bn_many"], M["bn_many_one"], M["py_many"]
 n_many = len([f for f in os.listdir(os.path.join(out, "many")) if f.endswith(".txt")])
 row(f"many/: {n_many} small logs, {m_bn['bytes'] / 1e6:.0f} MB", "`bench-normalize --format jsonl many/*.txt`", m_bn, m_py["wall"] / m_bn["wall"], None,
@@ -486,6 +534,28 @@ block_runs = sum(1 for r in big_runs if r and r["source"]["parser"] in banner_pa
 target("bench-normalize finds every block of big.log", block_runs == blocks and bn_rc in (0, 1),
        f"{block_runs} runs of {blocks} blocks, exit {bn_rc}",
        f"baseline_regex.py: {py_runs}" + (f"; and {bn_runs - block_runs} runs from Sweep Summary tables" if bn_runs > block_runs else ""))
+# issue 33's targets
+wd, sv = W33["dense"], W33["server"]
+r = wd["bn"]["wall"] / wd["grep"]["wall"]
+target("dense log: the JSON report written to a file <= 5x `grep -F -c`", r <= 5, f"{r:.2f}x grep's time")
+r = M["bn_dense_csv"]["wall"] / wd["grep"]["wall"]
+target("dense log: `--format csv` <= 3x `grep -F -c`", r <= 3, f"{r:.2f}x grep's time")
+r = wd["py"]["wall"] / wd["bn"]["wall"]
+target("dense log: >= 5x the Python baseline", r >= 5, f"{r:.2f}x")
+r = sv["bn"]["wall"] / sv["grep"]["wall"]
+target("server log: no slower than `grep -F -c`", r <= 1, f"{r:.2f}x grep's time")
+r = sv["py"]["wall"] / sv["bn"]["wall"]
+target("server log: >= 40x the Python baseline", r >= 40, f"{r:.2f}x")
+text_ids = ["bn_text", "bn_text_doc", "bn_dense", "bn_dense_csv", "bn_server", "bn_many_one"]
+top = max(text_ids, key=lambda i: M[i]["rss_mb"])
+target("peak RSS < 32 MB on every text input", M[top]["rss_mb"] < 32, f"{M[top]['rss_mb']:.1f} MB at most (`{top}`)")
+for name in ("dense", "server"):
+    w = W33[name]
+    found = sum(1 for x in w["runs"] if x and x["source"]["parser"] in banner_parsers)
+    blocks_n = w["meta"]["blocks"]
+    target(f"bench-normalize finds every block of {name}.log", found == blocks_n and w["rc"] in (0, 1) and w["grep_lines"] == blocks_n,
+           f"{found} runs of {blocks_n} blocks, exit {w['rc']}; grep {w['grep_lines']} lines",
+           verdicts(w["runs"]))
 if json_supported and isinstance(bn_tpot, (int, float)):
     rel = abs(bn_tpot - exp_mean) / exp_mean
     target("per-request TPOT of detailed.json within 0.1%", rel <= 0.001 and bn_method == "per-request",
