@@ -114,7 +114,7 @@ DIRTY="$(git -C "$ROOT" status --porcelain -- src crates parsers Cargo.toml 2>/d
 
 # ---- data -----------------------------------------------------------------------------------
 meta_get() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
-need_log=1; need_json=1
+need_json=1
 # The data is made from the samples and the generator: when either changed since it was made,
 # it is made again (as with --regen).
 FINGERPRINT="$(cat "$ROOT"/bench/generate.py "$ROOT"/samples/captured/* "$ROOT"/samples/versions/* "$ROOT"/samples/public/* | md5sum | cut -d' ' -f1)"
@@ -123,26 +123,19 @@ if [ "$REGEN" = 0 ] && [ "$(cat "$OUT/inputs.fingerprint" 2>/dev/null)" != "$FIN
   log "the samples or the generator changed since the data was made: making it again"
   REGEN=1
 fi
-if [ "$REGEN" = 0 ] && [ -s "$OUT/big.log" ] && [ -s "$OUT/big.meta.json" ] &&
-   [ "$(meta_get "$OUT/big.meta.json" 'float(d["params"]["mb"])')" = "$("$PY" -c "print(float($MB))")" ] &&
-   [ "$(stat -c %s "$OUT/big.log")" = "$(meta_get "$OUT/big.meta.json" 'd["bytes"]')" ]; then
-  need_log=0
-fi
 if [ "$REGEN" = 0 ] && [ -s "$OUT/detailed.json" ] && [ -s "$OUT/detailed.expected.json" ] &&
    [ "$(meta_get "$OUT/detailed.expected.json" 'd["params"]["requests"]')" = "$REQUESTS" ] &&
    [ "$(stat -c %s "$OUT/detailed.json")" = "$(meta_get "$OUT/detailed.expected.json" 'd["bytes"]')" ]; then
   need_json=0
 fi
-if [ "$need_log" = 1 ]; then
-  log "generating big.log (--mb $MB)"
-  "$PY" bench/generate.py "$OUT" --mb "$MB" --only log || exit 2
-fi
-# issue 33's two text workloads: dense.log, the samples back to back (every run reported), and
-# server.log, a server log with a block now and then (99% of the bytes are noise)
-for spec in dense:0 server:0.99; do
+# The text logs, each made again unless it is there with the same --mb, --noise and byte count:
+# big.log (80% noise), and issue 33's two: dense.log, the samples back to back (every run
+# reported), and server.log, a server log with a block now and then (99% of the bytes noise).
+for spec in big:0.8 dense:0 server:0.99; do
   name="${spec%%:*}"; noise="${spec#*:}"
   if [ "$REGEN" = 1 ] || [ ! -s "$OUT/$name.log" ] || [ ! -s "$OUT/$name.meta.json" ] ||
-     [ "$(meta_get "$OUT/$name.meta.json" 'float(d["params"]["mb"])')" != "$("$PY" -c "print(float($MB))")" ] ||
+     [ "$(meta_get "$OUT/$name.meta.json" '(float(d["params"]["mb"]), float(d["params"]["noise"]))')" != \
+       "$("$PY" -c "print((float($MB), float($noise)))")" ] ||
      [ "$(stat -c %s "$OUT/$name.log")" != "$(meta_get "$OUT/$name.meta.json" 'd["bytes"]')" ]; then
     log "generating $name.log (--mb $MB --noise $noise)"
     "$PY" bench/generate.py "$OUT" --mb "$MB" --noise "$noise" --only log --log-name "$name" >/dev/null || exit 2
@@ -432,17 +425,18 @@ if "serialize_s" in ser:
                  "", f"for reference: the {int(ser['runs'])} runs ({ser['bytes'] / 1e6:.0f} MB of JSON Lines) already in memory, "
                  f"written again on one core (fastest of {int(ser['reps'])}); the Python baseline writes {os.path.getsize(os.path.join(out, 'big.py.jsonl')) / 1e6:.0f} MB"])
 # issue 33's workloads: the dense log (JSON and CSV written to a file) and the server log
-def grep_lines(name):
+def read_int(name):
     try:
-        return int(open(os.path.join(out, f"grep.{name}.count")).read().strip())
+        return int(open(os.path.join(out, name)).read().strip())
     except (OSError, ValueError):
         return None
+ser_d = read_ser("serialize.dense.tsv")
 W33 = {}
 for name in ("dense", "server"):
     wm = json.load(open(os.path.join(out, f"{name}.meta.json")))
     runs = read_jsonl(os.path.join(out, f"{name}.bn.jsonl"))
     W33[name] = dict(meta=wm, runs=runs, rc=int(open(os.path.join(out, f"{name}.bn.rc")).read()),
-                     bn=M[f"bn_{name}"], py=M[f"py_{name}"], grep=M[f"grep_{name}"], grep_lines=grep_lines(name))
+                     bn=M[f"bn_{name}"], py=M[f"py_{name}"], grep=M[f"grep_{name}"], grep_lines=read_int(f"grep.{name}.count"))
 for name, what in (("dense", "the samples back to back, no noise between them"), ("server", "a server log")):
     w = W33[name]
     w_bn, w_py, w_gr = w["bn"], w["py"], w["grep"]
@@ -451,7 +445,6 @@ for name, what in (("dense", "the samples back to back, no noise between them"),
     if name == "dense":
         w_csv = M["bn_dense_csv"]
         row("", "`bench-normalize --format csv dense.log > report.csv`", w_csv, w_py["wall"] / w_csv["wall"], w_csv["wall"] / w_gr["wall"], "")
-        ser_d = read_ser("serialize.dense.tsv")
         if "serialize_s" in ser_d:
             rows.append(["", "writing the report alone (`examples/serialize_only.rs`)", "", f"{ser_d['serialize_s']:.3f}", "", "", "", "",
                          "", f"for reference: the {int(ser_d['runs'])} runs ({ser_d['bytes'] / 1e6:.0f} MB of JSON Lines) already in memory, "
@@ -546,7 +539,6 @@ target("bench-normalize finds every block of big.log", block_runs == blocks and 
 # issue 33's targets
 wd, sv = W33["dense"], W33["server"]
 r = wd["bn"]["wall"] / wd["grep"]["wall"]
-ser_d = read_ser("serialize.dense.tsv")
 target("dense log: the JSON report written to a file <= 5x `grep -F -c`", r <= 5, f"{r:.2f}x grep's time",
        f"writing its {ser_d['bytes'] / 1e6:.0f} MB alone takes {ser_d['serialize_s'] / cores:.3f} s on {cores} cores, "
        f"of a budget of {5 * wd['grep']['wall']:.3f} s" if "serialize_s" in ser_d else "")
@@ -576,19 +568,11 @@ else:
     target("per-request TPOT of detailed.json within 0.1%", False,
            "n/a" if not json_supported else f"derived.tpot_ms.mean = {bn_tpot!r}", unsupported)
 py_ok = py_tpot is not None and abs(py_tpot - exp_mean) / exp_mean <= 1e-9
-try:
-    grep_count = int(open(os.path.join(out, "grep.count")).read().strip())
-except (OSError, ValueError):
-    grep_count = None
+grep_count = read_int("grep.count")
 target("(harness) baselines agree with the generator", py_ok and py_runs == blocks and grep_count == blocks,
        f"baseline_json {py_tpot if py_tpot is None else round(py_tpot, 6)} ms, baseline_regex {py_runs} blocks, "
        f"grep {grep_count} lines")
 
-def read_int(name):
-    try:
-        return int(open(os.path.join(out, name)).read().strip())
-    except (OSError, ValueError):
-        return None
 stored, again = read_int("store10k.count"), read_int("store10k.again")
 target("10,000 runs added to a SQLite store in seconds (< 10 s), each once", s_add["wall"] < 10 and stored == 10000 and again == 0
        and set(s_add["codes"].split(",")) == {"0"},
