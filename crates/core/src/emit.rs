@@ -8,6 +8,7 @@ mod emitter;
 mod explain;
 mod json;
 mod sglang_skill;
+mod shaped;
 mod table;
 
 pub use crate::dstack::entries::{dstack_document, entry as dstack_entry};
