@@ -584,20 +584,40 @@ pub struct Check {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Severity {
     Error,
     Warning,
     Info,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Status {
     Pass,
     Fail,
     Skipped,
+}
+
+impl Severity {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl Status {
+    /// The name the report writes (serde's, the same convention through strum: stated once).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 #[derive(

@@ -109,7 +109,7 @@ pub(super) fn with_jsonl_line<T>(run: &Run, use_line: impl FnOnce(&[u8]) -> io::
         // serialization, the same float and escape forms: tests/it/outputs.rs holds it to that on
         // every sample), checking strings for escapes with SIMD: a run is mostly strings, and
         // serde_json's byte-at-a-time check was the largest single cost of `--format jsonl`. The
-        // rows, flat records, are written by hand (`shaped`).
+        // checks and rows, flat records, are written by hand (`shaped`).
         super::shaped::write_run(line, run)?;
         line.push(b'\n');
         let written = use_line(line);

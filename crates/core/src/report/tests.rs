@@ -29,5 +29,7 @@ fn enum_names_are_serdes() {
     each(TpotMethod::as_str);
     each(Verdict::as_str);
     each(ObjectiveStatus::as_str);
+    each(Severity::as_str);
+    each(Status::as_str);
     assert_eq!(TpotMethod::E2eTtftTokens.as_str(), "e2e-ttft-tokens");
 }
